@@ -1,0 +1,58 @@
+package chargenet
+
+import (
+	"regexp"
+	"time"
+)
+
+// Location is a site that holds EVSEs, modelled on the OCPI 2.2.1 Location.
+type Location struct {
+	ID          string
+	Name        string
+	Address     string
+	City        string
+	PostalCode  string // empty where the country has none
+	Country     string // ISO 3166-1 alpha-3
+	Latitude    float64
+	Longitude   float64
+	TimeZone    string // IANA name
+	EvseUIDs    []int64
+	LastUpdated time.Time
+}
+
+var (
+	locationIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,36}$`)
+	countryRe    = regexp.MustCompile(`^[A-Z]{3}$`)
+)
+
+// ValidLocationID reports whether id has the contract's LocationId format.
+func ValidLocationID(id string) bool { return locationIDRe.MatchString(id) }
+
+// Validate checks the location's fields. It returns an ErrInvalid *Error naming the first
+// offending field. EvseUIDs is derived from the EVSEs and is not checked here.
+func (l *Location) Validate() error {
+	switch {
+	case !ValidLocationID(l.ID):
+		return Errorf(ErrInvalid, CodeInvalidBody, "id", "id %q must be 1 to 36 letters, digits, '-' or '_'", l.ID)
+	case l.Name == "" || len(l.Name) > 255:
+		return Errorf(ErrInvalid, CodeInvalidBody, "name", "name must be 1 to 255 characters")
+	case l.Address == "" || len(l.Address) > 45:
+		return Errorf(ErrInvalid, CodeInvalidBody, "address", "address must be 1 to 45 characters")
+	case l.City == "" || len(l.City) > 45:
+		return Errorf(ErrInvalid, CodeInvalidBody, "city", "city must be 1 to 45 characters")
+	case len(l.PostalCode) > 10:
+		return Errorf(ErrInvalid, CodeInvalidBody, "postalCode", "postalCode must be at most 10 characters")
+	case !countryRe.MatchString(l.Country):
+		return Errorf(ErrInvalid, CodeInvalidBody, "country", "country %q must be an ISO 3166-1 alpha-3 code", l.Country)
+	case !(l.Latitude >= -90 && l.Latitude <= 90):
+		return Errorf(ErrInvalid, CodeInvalidBody, "coordinates.latitude", "latitude %v must be between -90 and 90", l.Latitude)
+	case !(l.Longitude >= -180 && l.Longitude <= 180):
+		return Errorf(ErrInvalid, CodeInvalidBody, "coordinates.longitude", "longitude %v must be between -180 and 180", l.Longitude)
+	case l.TimeZone == "" || len(l.TimeZone) > 255:
+		return Errorf(ErrInvalid, CodeInvalidBody, "timeZone", "timeZone must be 1 to 255 characters")
+	}
+	if _, err := time.LoadLocation(l.TimeZone); err != nil {
+		return Errorf(ErrInvalid, CodeInvalidBody, "timeZone", "timeZone %q is not an IANA time zone", l.TimeZone)
+	}
+	return nil
+}

@@ -1,0 +1,182 @@
+package chargenet
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// Page sizes of list operations.
+const (
+	DefaultPageSize = 25
+	MaxPageSize     = 100
+)
+
+// Names of the paginated lists; a cursor is valid only for the list that issued it.
+const (
+	ListEVSEs     = "evses"
+	ListLocations = "locations"
+)
+
+// CursorCodec signs and checks pagination cursors. A cursor is
+// base64url(JSON{list, key, direction}) "." base64url(HMAC-SHA256(secret, JSON)), so a
+// client can neither forge a position nor reuse a cursor on another list. Replicas that
+// share a secret accept each other's cursors.
+type CursorCodec struct {
+	secret []byte
+}
+
+// NewCursorCodec returns a codec signing with secret.
+func NewCursorCodec(secret []byte) *CursorCodec {
+	return &CursorCodec{secret: slices.Clone(secret)}
+}
+
+// cursorPayload is the signed content of a cursor. K is null for "from the start".
+type cursorPayload struct {
+	List     string          `json:"l"`
+	Key      json.RawMessage `json:"k"`
+	Backward bool            `json:"b,omitempty"`
+}
+
+var b64 = base64.RawURLEncoding
+
+func (c *CursorCodec) sign(payload []byte) []byte {
+	m := hmac.New(sha256.New, c.secret)
+	m.Write(payload)
+	return m.Sum(nil)
+}
+
+// encode returns the cursor for a position in list. key nil means the start.
+func (c *CursorCodec) encode(list string, key any, backward bool) string {
+	raw := json.RawMessage("null")
+	if key != nil {
+		raw, _ = json.Marshal(key) // int64 and string keys always marshal
+	}
+	payload, _ := json.Marshal(cursorPayload{List: list, Key: raw, Backward: backward})
+	return b64.EncodeToString(payload) + "." + b64.EncodeToString(c.sign(payload))
+}
+
+// decode checks a cursor's signature and list and returns its payload. Any failure is an
+// ErrInvalid *Error with code invalid_cursor about the cursor parameter.
+func (c *CursorCodec) decode(list, cursor string) (*cursorPayload, error) {
+	bad := func(why string) error {
+		return Errorf(ErrInvalid, CodeInvalidCursor, "cursor", "query parameter \"cursor\": %s", why)
+	}
+	enc, sig, ok := strings.Cut(cursor, ".")
+	if !ok {
+		return nil, bad("malformed cursor; pass back a next_cursor or previous_cursor exactly as received")
+	}
+	payload, err1 := b64.DecodeString(enc)
+	mac, err2 := b64.DecodeString(sig)
+	if err1 != nil || err2 != nil {
+		return nil, bad("malformed cursor; pass back a next_cursor or previous_cursor exactly as received")
+	}
+	if !hmac.Equal(mac, c.sign(payload)) {
+		return nil, bad("the cursor was altered or was not issued by this service")
+	}
+	var p cursorPayload
+	if err := json.Unmarshal(payload, &p); err != nil || len(p.Key) == 0 {
+		return nil, bad("malformed cursor")
+	}
+	if p.List != list {
+		return nil, bad("the cursor was issued for another list")
+	}
+	return &p, nil
+}
+
+// Page is one page of a list.
+type Page[T any] struct {
+	Items    []T
+	Next     string // empty exactly when HasMore is false
+	Previous string // empty on the first page
+	HasMore  bool
+}
+
+// Paginate reads the page of list that cursor (empty for the first page) designates,
+// with limit items at most, through read, a keyset reader such as Store.ListLocations.
+// key returns an item's sort key. A cursor that fails to decode, or whose key is not
+// of type K, is an invalid_cursor ErrInvalid; limit must already be in 1..MaxPageSize.
+//
+// Walking Next from the first page and then Previous back yields the same pages; items
+// inserted or deleted during a walk do not cause others to repeat or be skipped.
+func Paginate[T any, K int64 | string](ctx context.Context, codec *CursorCodec, list, cursor string, limit int,
+	read func(context.Context, Seek[K]) ([]T, error), key func(*T) K) (*Page[T], error) {
+	var seek Seek[K]
+	if cursor != "" {
+		p, err := codec.decode(list, cursor)
+		if err != nil {
+			return nil, err
+		}
+		if string(p.Key) != "null" {
+			if err := json.Unmarshal(p.Key, &seek.Key); err != nil {
+				return nil, Errorf(ErrInvalid, CodeInvalidCursor, "cursor", "query parameter \"cursor\": malformed cursor")
+			}
+			seek.HasKey = true
+		}
+		seek.Backward = p.Backward
+	}
+	seek.Limit = limit + 1
+	items, err := read(ctx, seek)
+	if err != nil {
+		return nil, err
+	}
+	more := len(items) > limit
+	if more {
+		items = items[:limit]
+	}
+	page := &Page[T]{Items: items}
+	// exists reports whether any item lies beyond from in the given direction (from
+	// excluded; a nil from means the whole list).
+	exists := func(from *K, backward bool) (bool, error) {
+		s := Seek[K]{Backward: backward, Limit: 1}
+		if from != nil {
+			s.Key, s.HasKey = *from, true
+		}
+		found, err := read(ctx, s)
+		return len(found) > 0, err
+	}
+	if !seek.Backward {
+		if more {
+			page.HasMore = true
+			page.Next = codec.encode(list, key(&items[len(items)-1]), false)
+		}
+		if seek.HasKey { // reached through a cursor: there may be items before
+			boundary := seek.Key
+			if len(items) > 0 {
+				boundary = key(&items[0])
+			}
+			ok, err := exists(&boundary, true)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				page.Previous = codec.encode(list, boundary, true)
+			}
+		}
+		return page, nil
+	}
+	slices.Reverse(items)
+	if more {
+		page.Previous = codec.encode(list, key(&items[0]), true)
+	}
+	// Items after this page: after its last item, or at/after the cursor's key if empty.
+	var after *K
+	var nextKey any
+	if len(items) > 0 {
+		k := key(&items[len(items)-1])
+		after, nextKey = &k, k
+	}
+	ok, err := exists(after, false)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		page.HasMore = true
+		page.Next = codec.encode(list, nextKey, false)
+	}
+	return page, nil
+}
