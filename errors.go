@@ -35,6 +35,7 @@ const (
 	CodePreconditionFailed   = "precondition_failed"
 	CodePayloadTooLarge      = "payload_too_large"
 	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeRateLimited          = "rate_limited"
 	CodeInternal             = "internal_error"
 	CodeUnavailable          = "unavailable"
 )

@@ -326,7 +326,7 @@ func (e *EVSE) Validate() error {
 func (e *EVSE) UpdateConnector(connectorID int64, patch ConnectorPatch, ifMatch string) (*Connector, error) {
 	c := e.Connector(connectorID)
 	if c == nil {
-		return nil, Errorf(ErrNotFound, CodeNotFound, "connectorId", "connector %d of EVSE %d not found", connectorID, e.UID)
+		return nil, Errorf(ErrNotFound, CodeNotFound, "connectorId", "connector with connectorId %d not found on EVSE %d", connectorID, e.UID)
 	}
 	if ifMatch != "" && !MatchETag(ifMatch, e.ETag()) {
 		return nil, Errorf(ErrPreconditionFailed, CodePreconditionFailed, "If-Match",
@@ -334,7 +334,7 @@ func (e *EVSE) UpdateConnector(connectorID int64, patch ConnectorPatch, ifMatch 
 	}
 	if c.DeletedAt != nil {
 		return nil, Errorf(ErrConflict, CodeConnectorDeleted, "connectorId",
-			"connector %d of EVSE %d was deleted at %s and cannot be updated", connectorID, e.UID, c.DeletedAt.UTC().Format(time.RFC3339))
+			"connector with connectorId %d of EVSE %d was deleted at %s and cannot be updated", connectorID, e.UID, c.DeletedAt.UTC().Format(time.RFC3339))
 	}
 	if patch.Empty() {
 		return nil, Errorf(ErrInvalid, CodeInvalidBody, "", "request body must set at least one field")

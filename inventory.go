@@ -11,8 +11,9 @@ type Inventory struct {
 	EVSEs     []EVSE
 }
 
-// Validate checks every record and the references between them: unique location ids,
-// unique EVSE uids and evseIds, and EVSEs that name an existing location. The error is an
+// Validate checks every record and the identifiers between them: unique location ids,
+// unique EVSE uids and evseIds. (Whether an EVSE's location exists, in the file or
+// already in the database, is checked by the Store on import.) The error is an
 // ErrInvalid *Error whose Param names the first bad record by list, index and field, as
 // in "evses[3].connectors[0].standard".
 func (inv *Inventory) Validate() error {
@@ -39,8 +40,8 @@ func (inv *Inventory) Validate() error {
 			return Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("evses[%d].uid", i), "evses[%d].uid: uid %d appears twice", i, e.UID)
 		case evseIDs[e.EvseID]:
 			return Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("evses[%d].evseId", i), "evses[%d].evseId: evseId %q appears twice", i, e.EvseID)
-		case e.LocationID != "" && !locs[e.LocationID]:
-			return Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("evses[%d].locationId", i), "evses[%d].locationId: location %q is not in the file", i, e.LocationID)
+		case e.LocationID != "" && !ValidLocationID(e.LocationID):
+			return Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("evses[%d].locationId", i), "evses[%d].locationId: %q is not a location id", i, e.LocationID)
 		}
 		uids[e.UID], evseIDs[e.EvseID] = true, true
 	}

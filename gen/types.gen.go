@@ -360,7 +360,8 @@ type Error struct {
 	// Code Stable machine-readable error code: `invalid_parameter`, `invalid_cursor`,
 	// `invalid_body`, `invalid_connector`, `unauthorized`, `not_found`,
 	// `method_not_allowed`, `connector_deleted`, `precondition_failed`,
-	// `payload_too_large`, `unsupported_media_type`, `internal_error`, `unavailable`.
+	// `payload_too_large`, `unsupported_media_type`, `rate_limited`, `internal_error`,
+	// `unavailable`.
 	// New codes may be added; treat an unknown code by its HTTP status.
 	//
 	//
@@ -546,6 +547,9 @@ type NotFound = Error
 
 // PayloadTooLarge The body of every 4xx and 5xx answer.
 type PayloadTooLarge = Error
+
+// TooManyRequests The body of every 4xx and 5xx answer.
+type TooManyRequests = Error
 
 // Unavailable The body of every 4xx and 5xx answer.
 type Unavailable = Error

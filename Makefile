@@ -1,0 +1,76 @@
+# chargenet: `make run` starts the service on embedded SQLite with demo data,
+# `make test` runs every check CI runs.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+TOOLS := $(CURDIR)/.tools
+BIN := $(TOOLS)/bin
+export PATH := $(BIN):$(PATH)
+export REDOCLY_TELEMETRY := off
+export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
+
+OASDIFF_VERSION := v1.33.0
+GOLANGCI_VERSION := v2.15.0
+RELEASED_SPEC := openapi/released/2.10.0.yaml
+DEV_KEY ?= dev-key-change-me-0123456789
+ADDR ?= 127.0.0.1:8080
+
+.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm help
+
+all: build
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+build: ## build bin/chargenet
+	$(GO) build -o bin/chargenet ./cmd/chargenet
+
+run: build ## run the service on embedded SQLite (data/chargenet.db) with the demo inventory
+	@echo "Try:  curl -s -H 'Authorization: Bearer $(DEV_KEY)' http://$(ADDR)/v1/locations?limit=2"
+	@echo "      curl -s -X PATCH -H 'Authorization: Bearer $(DEV_KEY)' -H 'Content-Type: application/json' \\"
+	@echo "           -d '{\"maxElectricPower\": 300}' http://$(ADDR)/v2/evses/1002/connectors/1"
+	CHARGENET_API_KEYS=$(DEV_KEY) ./bin/chargenet serve --demo --addr $(ADDR)
+
+generate: ## regenerate gen/ from openapi/openapi.yaml
+	$(GO) generate ./...
+
+check-generated: generate ## fail if gen/ differs from what the contract generates
+	@if [ -n "$$(git status --porcelain -- gen/)" ]; then \
+		git status --porcelain -- gen/; git --no-pager diff --stat -- gen/; \
+		echo "gen/ is out of date with openapi/: run 'make generate' and commit the result." >&2; exit 1; \
+	fi
+	@echo "gen/ matches the contract"
+
+$(BIN)/golangci-lint:
+	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
+
+$(BIN)/oasdiff:
+	GOBIN=$(BIN) $(GO) install github.com/oasdiff/oasdiff@$(OASDIFF_VERSION)
+
+tools/node_modules/.installed: tools/package.json tools/package-lock.json
+	cd tools && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+tools-npm: tools/node_modules/.installed
+
+lint: $(BIN)/golangci-lint ## gofmt, go vet, golangci-lint
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	golangci-lint run ./...
+
+lint-spec: tools-npm ## Redocly lint (recommended ruleset): 0 errors, 0 warnings
+	tools/node_modules/.bin/redocly lint --config openapi/redocly.yaml --max-problems 100 openapi/openapi.yaml 2>&1 | tee $(TOOLS)/lint-spec.log
+	@if grep -Eq '[0-9]+ (warning|error)s?' $(TOOLS)/lint-spec.log; then echo "lint-spec: problems found" >&2; exit 1; fi
+
+breaking: $(BIN)/oasdiff ## fail on any breaking change against the released contract
+	oasdiff breaking --fail-on WARN $(RELEASED_SPEC) openapi/openapi.yaml
+	@scripts/breaking-selftest.sh $(RELEASED_SPEC)
+
+go-test: ## go test -race over every package (PostgreSQL suites against a throw-away cluster)
+	eval "$$(scripts/pg-test-cluster.sh start)"; \
+	trap 'scripts/pg-test-cluster.sh stop "$$CHARGENET_PG_DIR"' EXIT; \
+	$(GO) test -race -count=1 ./...
+
+test: check-generated lint lint-spec breaking go-test ## everything CI runs

@@ -1,0 +1,141 @@
+// Package apitest checks HTTP exchanges against the contract, so that no test can pass
+// on a response the contract does not describe. Every test that talks to the server goes
+// through Check, directly or through Transport.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/chargenet/chargenet/gen"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+)
+
+var (
+	once   sync.Once
+	doc    *openapi3.T
+	router routers.Router
+	errDoc error
+)
+
+func contract() (*openapi3.T, routers.Router, error) {
+	once.Do(func() {
+		doc, errDoc = gen.GetSwagger()
+		if errDoc != nil {
+			return
+		}
+		doc.Servers = nil
+		router, errDoc = legacy.NewRouter(doc)
+	})
+	return doc, router, errDoc
+}
+
+// unrouted are the service's own paths outside the contract, with the content type
+// they answer with.
+var unrouted = map[string]bool{"/healthz": true, "/readyz": true, "/openapi.yaml": true, "/docs": true}
+
+// CheckExchange returns an error if the response to req (status, header, body) is not
+// what the contract documents for the request's operation: an undocumented status, a
+// missing required header, or a body that does not match its schema. A request outside
+// the contract (unknown path or method) must be answered 404 or 405 with an Error body.
+// Every response must carry X-Request-Id, and every error body's requestId must equal it.
+func CheckExchange(req *http.Request, status int, header http.Header, body []byte) error {
+	d, r, err := contract()
+	if err != nil {
+		return fmt.Errorf("loading the contract: %w", err)
+	}
+	if header.Get("X-Request-Id") == "" {
+		return fmt.Errorf("%s %s: %d response without X-Request-Id", req.Method, req.URL.Path, status)
+	}
+	if unrouted[req.URL.Path] && status < 400 {
+		return nil
+	}
+	route, params, ferr := r.FindRoute(req)
+	if ferr != nil || unrouted[req.URL.Path] {
+		if status != http.StatusNotFound && status != http.StatusMethodNotAllowed && !(unrouted[req.URL.Path] && status == http.StatusServiceUnavailable) {
+			return fmt.Errorf("%s %s is outside the contract but was answered %d", req.Method, req.URL.Path, status)
+		}
+		return checkErrorBody(d, header, body)
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 status,
+		Header:                 header,
+		Body:                   io.NopCloser(bytes.NewReader(body)),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		return fmt.Errorf("%s %s answered %d off-contract: %w\nbody: %.500s", req.Method, req.URL.Path, status, err, body)
+	}
+	if status >= 400 {
+		return checkErrorBody(d, header, body)
+	}
+	return nil
+}
+
+func checkErrorBody(d *openapi3.T, header http.Header, body []byte) error {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("error body is not JSON: %w: %.200s", err, body)
+	}
+	if err := d.Components.Schemas["Error"].Value.VisitJSON(v); err != nil {
+		return fmt.Errorf("error body does not match the Error schema: %w: %.200s", err, body)
+	}
+	if id := v.(map[string]any)["requestId"]; id != header.Get("X-Request-Id") {
+		return fmt.Errorf("error body requestId %v differs from X-Request-Id %q", id, header.Get("X-Request-Id"))
+	}
+	return nil
+}
+
+// Check fails the test if the exchange is off-contract (see CheckExchange).
+func Check(t testing.TB, req *http.Request, status int, header http.Header, body []byte) {
+	t.Helper()
+	if err := CheckExchange(req, status, header, body); err != nil {
+		t.Error(err)
+	}
+}
+
+// Transport wraps an http.RoundTripper (nil means http.DefaultTransport) and checks
+// every exchange through it against the contract, failing t on any violation. Use it
+// for clients that talk to a real server.
+func Transport(t testing.TB, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &checkingTransport{t: t, base: base}
+}
+
+type checkingTransport struct {
+	t    testing.TB
+	base http.RoundTripper
+}
+
+func (c *checkingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	// The request body has been consumed by the time the response arrives; the checks
+	// only need the method, URL and headers.
+	probe := req.Clone(req.Context())
+	probe.Body = http.NoBody
+	res, err := c.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	if cerr := CheckExchange(probe, res.StatusCode, res.Header, body); cerr != nil {
+		c.t.Errorf("contract violation: %v", cerr)
+	}
+	return res, nil
+}

@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/gen"
+	"github.com/labstack/echo/v4"
+)
+
+// Error is an error the HTTP layer itself raises (authentication, validation, limits),
+// already carrying its status and the Error body fields.
+type Error struct {
+	Status  int
+	Code    string
+	Param   string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func newError(status int, code, param, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// kinds is the one table from domain error kinds to HTTP statuses and default codes.
+var kinds = []struct {
+	kind   error
+	status int
+	code   string
+}{
+	{chargenet.ErrInvalid, http.StatusBadRequest, chargenet.CodeInvalidParameter},
+	{chargenet.ErrNotFound, http.StatusNotFound, chargenet.CodeNotFound},
+	{chargenet.ErrConflict, http.StatusConflict, chargenet.CodeConflict},
+	{chargenet.ErrPreconditionFailed, http.StatusPreconditionFailed, chargenet.CodePreconditionFailed},
+	{chargenet.ErrUnavailable, http.StatusServiceUnavailable, chargenet.CodeUnavailable},
+}
+
+// codeOfStatus names the code for errors that only come with a status (from Echo).
+var codeOfStatus = map[int]string{
+	http.StatusBadRequest:            chargenet.CodeInvalidParameter,
+	http.StatusForbidden:             chargenet.CodeUnauthorized,
+	http.StatusNotFound:              chargenet.CodeNotFound,
+	http.StatusMethodNotAllowed:      chargenet.CodeMethodNotAllowed,
+	http.StatusRequestEntityTooLarge: chargenet.CodePayloadTooLarge,
+	http.StatusUnsupportedMediaType:  chargenet.CodeUnsupportedMediaType,
+	http.StatusTooManyRequests:       chargenet.CodeRateLimited,
+	http.StatusServiceUnavailable:    chargenet.CodeUnavailable,
+}
+
+// Describe maps any error a handler or middleware returns to its HTTP status and the
+// contract's Error body (without the request id). Errors that are not domain or HTTP
+// errors become a 500 whose message says nothing more than "internal server error";
+// internal reports whether that happened, so the caller logs the detail.
+func Describe(err error) (status int, body gen.Error, internal bool) {
+	var (
+		he  *Error
+		de  *chargenet.Error
+		ehe *echo.HTTPError
+		mbe *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &he):
+		return he.Status, errorBody(he.Code, he.Param, he.Message), false
+	case errors.As(err, &de):
+		for _, k := range kinds {
+			if errors.Is(de.Kind, k.kind) {
+				code := de.Code
+				if code == "" {
+					code = k.code
+				}
+				return k.status, errorBody(code, de.Param, de.Message), false
+			}
+		}
+	case errors.Is(err, chargenet.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, errorBody(chargenet.CodeUnavailable, "", "service temporarily unavailable, retry later"), false
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, errorBody(chargenet.CodePayloadTooLarge, "", fmt.Sprintf("request body exceeds the limit of %d bytes", mbe.Limit)), false
+	case errors.As(err, &ehe) && ehe.Code < 500:
+		code, ok := codeOfStatus[ehe.Code]
+		if !ok {
+			code = "http_" + http.StatusText(ehe.Code)
+		}
+		msg, _ := ehe.Message.(string)
+		if msg == "" {
+			msg = http.StatusText(ehe.Code)
+		}
+		return ehe.Code, errorBody(code, "", msg), false
+	}
+	return http.StatusInternalServerError, errorBody(chargenet.CodeInternal, "", "internal server error"), true
+}
+
+func errorBody(code, param, message string) gen.Error {
+	b := gen.Error{Code: code, Message: message}
+	if param != "" {
+		b.Param = &param
+	}
+	return b
+}
+
+// errorHandler is Echo's HTTPErrorHandler: every error, whatever its origin, is answered
+// with the contract's Error body and the request id.
+func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		status, body, internal := Describe(err)
+		body.RequestId = requestID(c)
+		if internal {
+			log.ErrorContext(c.Request().Context(), "internal error", "request_id", body.RequestId, "error", err.Error())
+		} else if status == http.StatusServiceUnavailable {
+			log.WarnContext(c.Request().Context(), "unavailable", "request_id", body.RequestId, "error", err.Error())
+		}
+		if status == http.StatusMethodNotAllowed {
+			if allow := c.Get(allowKey); allow != nil {
+				c.Response().Header().Set("Allow", allow.(string))
+			}
+		}
+		var werr error
+		if c.Request().Method == http.MethodHead {
+			werr = c.NoContent(status)
+		} else {
+			werr = c.JSON(status, body)
+		}
+		if werr != nil {
+			log.WarnContext(c.Request().Context(), "writing error response", "request_id", body.RequestId, "error", werr.Error())
+		}
+	}
+}

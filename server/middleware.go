@@ -1,0 +1,121 @@
+package server
+
+import (
+	"encoding/base32"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/labstack/echo/v4"
+)
+
+// HeaderRequestID carries the request id on every response.
+const HeaderRequestID = "X-Request-Id"
+
+const requestIDKey = "chargenet.request_id"
+
+var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// requestIDMiddleware gives every request an id: the client's X-Request-Id when it is a
+// short token, otherwise a new random one. It is echoed in the response header.
+func requestIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(HeaderRequestID)
+		if !validRequestID(id) {
+			var b [16]byte
+			for i := 0; i < 16; i += 8 {
+				v := rand.Uint64()
+				for j := 0; j < 8; j++ {
+					b[i+j] = byte(v >> (8 * j))
+				}
+			}
+			id = idEncoding.EncodeToString(b[:])
+		}
+		c.Set(requestIDKey, id)
+		c.Response().Header().Set(HeaderRequestID, id)
+		return next(c)
+	}
+}
+
+func validRequestID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func requestID(c echo.Context) string {
+	id, _ := c.Get(requestIDKey).(string)
+	return id
+}
+
+// recoverMiddleware turns a panic into a 500 with the contract's body; the log keeps
+// the panic value and stack.
+func recoverMiddleware(log *slog.Logger) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					if r == http.ErrAbortHandler {
+						panic(r)
+					}
+					log.ErrorContext(c.Request().Context(), "panic", "request_id", requestID(c),
+						"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			return next(c)
+		}
+	}
+}
+
+// logMiddleware writes one structured line per request.
+func logMiddleware(log *slog.Logger) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			err := next(c)
+			if err != nil {
+				c.Error(err) // write the error response now, so the status below is final
+			}
+			res := c.Response()
+			log.LogAttrs(c.Request().Context(), slog.LevelInfo, "request",
+				slog.String("request_id", requestID(c)),
+				slog.String("method", c.Request().Method),
+				slog.String("path", c.Request().URL.Path),
+				slog.Int("status", res.Status),
+				slog.Int64("bytes", res.Size),
+				slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),
+			)
+			return nil
+		}
+	}
+}
+
+// bodyLimitMiddleware answers 413 for a body over limit bytes, whether announced by
+// Content-Length or found while reading.
+func bodyLimitMiddleware(limit int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if req.ContentLength > limit {
+				return newError(http.StatusRequestEntityTooLarge, chargenet.CodePayloadTooLarge, "",
+					"request body exceeds the limit of %d bytes", limit)
+			}
+			if req.Body != nil && req.Body != http.NoBody {
+				req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+			}
+			return next(c)
+		}
+	}
+}

@@ -1,0 +1,210 @@
+// Package server implements the contract's operations (gen.StrictServerInterface) over a
+// chargenet.Store and wires them into Echo with authentication, request validation
+// against the embedded contract, request ids, logging and error mapping.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/openapi"
+	"github.com/labstack/echo/v4"
+)
+
+// DefaultBodyLimit is the largest request body accepted (1 MiB); larger ones get 413.
+const DefaultBodyLimit = 1 << 20
+
+// Config holds what New needs. Store, Keys and Cursors are required.
+type Config struct {
+	Store   chargenet.Store
+	Keys    *Keys
+	Cursors *chargenet.CursorCodec
+	// Logger receives one line per request and the detail of internal errors.
+	// Nil discards.
+	Logger *slog.Logger
+	// BodyLimit caps request bodies; 0 means DefaultBodyLimit.
+	BodyLimit int64
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// RateLimit caps requests per API key on this replica; nil means DefaultRateLimit,
+	// a zero RateLimit disables limiting.
+	RateLimit *RateLimit
+}
+
+// Server implements the contract's operations over a Store.
+type Server struct {
+	store      chargenet.Store
+	cursors    *chargenet.CursorCodec
+	now        func() time.Time
+	eventTypes gen.EventTypeList
+}
+
+var _ gen.StrictServerInterface = (*Server)(nil)
+
+// New returns the HTTP handler of the service: the contract's operations behind
+// authentication and request validation, plus the unauthenticated /healthz, /readyz and
+// /openapi.yaml. It returns an error if the configuration is incomplete or the embedded
+// contract or event type catalogue cannot be loaded.
+func New(cfg Config) (*echo.Echo, error) {
+	if cfg.Store == nil || cfg.Keys == nil || cfg.Cursors == nil {
+		return nil, errors.New("server: Store, Keys and Cursors are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = DefaultBodyLimit
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	types, err := chargenet.EventTypes()
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s := &Server{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now}
+	for _, t := range types {
+		s.eventTypes.EventTypes = append(s.eventTypes.EventTypes, gen.EventType{Type: t.Type, ApiVersions: t.APIVersions, Latest: t.Latest})
+	}
+	doc, err := gen.GetSwagger()
+	if err != nil {
+		return nil, fmt.Errorf("server: loading the embedded contract: %w", err)
+	}
+	limit := DefaultRateLimit
+	if cfg.RateLimit != nil {
+		limit = *cfg.RateLimit
+	}
+	v, err := newValidator(doc, authenticationFunc(cfg.Keys, newLimiter(limit, cfg.Now)))
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(cfg.Logger)
+	e.Use(requestIDMiddleware, logMiddleware(cfg.Logger), recoverMiddleware(cfg.Logger))
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			c.Response().Header().Set("Cache-Control", "no-store")
+			return next(c)
+		}
+	})
+
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	})
+	e.GET("/readyz", func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+		defer cancel()
+		if err := cfg.Store.Ping(ctx); err != nil {
+			return newError(http.StatusServiceUnavailable, chargenet.CodeUnavailable, "", "database unreachable")
+		}
+		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+	})
+	e.GET("/openapi.yaml", func(c echo.Context) error {
+		return c.Blob(http.StatusOK, "application/yaml", openapi.Spec)
+	})
+
+	api := e.Group("", bodyLimitMiddleware(cfg.BodyLimit), v.middleware)
+	gen.RegisterHandlers(api, gen.NewStrictHandler(s, nil))
+	// Paths outside the contract still get the contract's error body from the validator.
+	e.RouteNotFound("/*", v.middleware(func(echo.Context) error { return echo.ErrNotFound }))
+	return e, nil
+}
+
+// ListEventTypes answers GET /emsp/v1/webhooks/event_types from the embedded catalogue.
+func (s *Server) ListEventTypes(context.Context, gen.ListEventTypesRequestObject) (gen.ListEventTypesResponseObject, error) {
+	return gen.ListEventTypes200JSONResponse(s.eventTypes), nil
+}
+
+// ListLocations answers GET /v1/locations with one page.
+func (s *Server) ListLocations(ctx context.Context, req gen.ListLocationsRequestObject) (gen.ListLocationsResponseObject, error) {
+	page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListLocations, deref(req.Params.Cursor), limit(req.Params.Limit),
+		s.store.ListLocations, func(l *chargenet.Location) string { return l.ID })
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListLocations200JSONResponse{Data: make([]gen.Location, len(page.Items)), Pagination: pagination(page)}
+	for i := range page.Items {
+		out.Data[i] = LocationToAPI(&page.Items[i])
+	}
+	return out, nil
+}
+
+// GetLocation answers GET /v1/locations/{id}.
+func (s *Server) GetLocation(ctx context.Context, req gen.GetLocationRequestObject) (gen.GetLocationResponseObject, error) {
+	l, err := s.store.Location(ctx, req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetLocation200JSONResponse(LocationToAPI(l)), nil
+}
+
+// ListEvses answers GET /v2/evses with one page.
+func (s *Server) ListEvses(ctx context.Context, req gen.ListEvsesRequestObject) (gen.ListEvsesResponseObject, error) {
+	page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListEVSEs, deref(req.Params.Cursor), limit(req.Params.Limit),
+		s.store.ListEVSEs, func(e *chargenet.EVSE) int64 { return e.UID })
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListEvses200JSONResponse{Data: make([]gen.EVSE, len(page.Items)), Pagination: pagination(page)}
+	for i := range page.Items {
+		out.Data[i] = EVSEToAPI(&page.Items[i])
+	}
+	return out, nil
+}
+
+// GetEvse answers GET /v2/evses/{uid} with the EVSE and its ETag.
+func (s *Server) GetEvse(ctx context.Context, req gen.GetEvseRequestObject) (gen.GetEvseResponseObject, error) {
+	e, err := s.store.EVSE(ctx, req.Uid)
+	if err != nil {
+		return nil, err
+	}
+	etag := e.ETag()
+	return gen.GetEvse200JSONResponse{Body: EVSEToAPI(e), Headers: gen.GetEvse200ResponseHeaders{ETag: &etag}}, nil
+}
+
+// UpdateConnector answers PATCH /v2/evses/{uid}/connectors/{connectorId}.
+func (s *Server) UpdateConnector(ctx context.Context, req gen.UpdateConnectorRequestObject) (gen.UpdateConnectorResponseObject, error) {
+	if req.Body == nil { // the validator requires a body; this guards a misconfiguration
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
+	}
+	e, err := s.store.UpdateConnector(ctx, req.Uid, req.ConnectorId, patchFromAPI(req.Body), deref(req.Params.IfMatch), s.now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	etag := e.ETag()
+	return gen.UpdateConnector200JSONResponse{Body: EVSEToAPI(e), Headers: gen.UpdateConnector200ResponseHeaders{ETag: &etag}}, nil
+}
+
+func pagination[T any](p *chargenet.Page[T]) gen.Pagination {
+	out := gen.Pagination{HasMore: p.HasMore}
+	if p.Next != "" {
+		out.NextCursor = &p.Next
+	}
+	if p.Previous != "" {
+		out.PreviousCursor = &p.Previous
+	}
+	return out
+}
+
+func limit(l *int) int {
+	if l == nil {
+		return chargenet.DefaultPageSize
+	}
+	return *l
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,188 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/chargenet/chargenet"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/labstack/echo/v4"
+)
+
+type ctxKey int
+
+const echoContextKey ctxKey = iota
+
+const allowKey = "chargenet.allow"
+
+// validator checks every request against the contract before a handler sees it: the
+// route, the security requirement (through authenticate), parameters and body.
+type validator struct {
+	router  routers.Router
+	options *openapi3filter.Options
+	allowed map[string][]string // path template -> methods, for 405's Allow header
+	doc     *openapi3.T
+}
+
+func newValidator(doc *openapi3.T, auth openapi3filter.AuthenticationFunc) (*validator, error) {
+	doc.Servers = nil // match on path only, whatever Host the client used
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("building the request router from the contract: %w", err)
+	}
+	v := &validator{
+		router: router,
+		doc:    doc,
+		options: &openapi3filter.Options{
+			AuthenticationFunc: auth,
+			KeepValidatedValue: true,
+			MultiError:         false,
+		},
+		allowed: map[string][]string{},
+	}
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			v.allowed[path] = append(v.allowed[path], method)
+		}
+		sort.Strings(v.allowed[path])
+	}
+	return v, nil
+}
+
+func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		route, params, err := v.router.FindRoute(req)
+		if err != nil {
+			for path, methods := range v.allowed {
+				if matchesTemplate(req.URL.Path, path) {
+					c.Set(allowKey, strings.Join(methods, ", "))
+					return newError(http.StatusMethodNotAllowed, chargenet.CodeMethodNotAllowed, "",
+						"method %s is not allowed on %s; allowed: %s", req.Method, req.URL.Path, strings.Join(methods, ", "))
+				}
+			}
+			return newError(http.StatusNotFound, chargenet.CodeNotFound, "", "no operation at %s %s", req.Method, req.URL.Path)
+		}
+		input := &openapi3filter.RequestValidationInput{
+			Request:    req,
+			PathParams: params,
+			Route:      route,
+			Options:    v.options,
+		}
+		ctx := context.WithValue(req.Context(), echoContextKey, c)
+		if err := openapi3filter.ValidateRequest(ctx, input); err != nil {
+			return validationError(err)
+		}
+		return next(c)
+	}
+}
+
+// matchesTemplate reports whether a concrete path fits a path template of the contract.
+func matchesTemplate(path, template string) bool {
+	ps, ts := strings.Split(path, "/"), strings.Split(template, "/")
+	if len(ps) != len(ts) {
+		return false
+	}
+	for i := range ts {
+		if !strings.HasPrefix(ts[i], "{") && ts[i] != ps[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// validationError turns what openapi3filter reports into an *Error (or passes through
+// what authenticate returned), naming the parameter or body field.
+func validationError(err error) error {
+	var sre *openapi3filter.SecurityRequirementsError
+	if errors.As(err, &sre) {
+		for _, e := range sre.Errors {
+			var he *Error
+			if errors.As(e, &he) || errors.Is(e, chargenet.ErrUnavailable) || errors.Is(e, context.DeadlineExceeded) {
+				return e
+			}
+		}
+		return newError(http.StatusForbidden, chargenet.CodeUnauthorized, "Authorization", "a valid API key is required")
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	var re *openapi3filter.RequestError
+	if !errors.As(err, &re) {
+		return err // unexpected: Describe makes it a 500 and the log keeps the detail
+	}
+	if p := re.Parameter; p != nil {
+		code := chargenet.CodeInvalidParameter
+		if p.Name == "cursor" && p.In == openapi3.ParameterInQuery {
+			code = chargenet.CodeInvalidCursor
+		}
+		return newError(http.StatusBadRequest, code, p.Name, "%s parameter %q: %s", p.In, p.Name, reason(re))
+	}
+	if strings.HasPrefix(re.Reason, "header Content-Type has unexpected value") {
+		ct := re.Input.Request.Header.Get("Content-Type")
+		return newError(http.StatusUnsupportedMediaType, chargenet.CodeUnsupportedMediaType, "Content-Type",
+			"request body has Content-Type %q; only application/json is accepted", ct)
+	}
+	var se *openapi3.SchemaError
+	if errors.As(re.Err, &se) {
+		field := strings.Join(se.JSONPointer(), ".")
+		if field == "" {
+			return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body: %s", schemaReason(se))
+		}
+		return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, field, "request body: field %q: %s", field, schemaReason(se))
+	}
+	if errors.Is(re.Err, openapi3filter.ErrInvalidRequired) {
+		return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
+	}
+	return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body: %s", reason(re))
+}
+
+// reason is the first line of a request error's cause, without the schema dump.
+func reason(re *openapi3filter.RequestError) string {
+	var se *openapi3.SchemaError
+	if errors.As(re.Err, &se) {
+		return schemaReason(se)
+	}
+	msg := re.Reason
+	if re.Err != nil {
+		msg = re.Err.Error()
+	}
+	var pe *openapi3filter.ParseError
+	if errors.As(re.Err, &pe) {
+		msg = pe.Reason
+		if c := pe.RootCause(); c != nil {
+			msg = strings.TrimSpace(pe.Reason + " " + rootMessage(c))
+		}
+		if msg == "" {
+			msg = "malformed value"
+		}
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+func rootMessage(err error) string {
+	msg := err.Error()
+	// strconv errors repeat the input, which may be long or binary: keep only the cause.
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return "(" + msg + ")"
+}
+
+func schemaReason(se *openapi3.SchemaError) string {
+	if se.Reason != "" {
+		return se.Reason
+	}
+	return fmt.Sprintf("does not match the schema's %q", se.SchemaField)
+}
