@@ -19,7 +19,7 @@ import (
 // ErrInvalid *chargenet.Error naming the first bad record by list, index and field, as in
 // `evses[3].connectors[0].standard: value is not one of the allowed values`.
 func DecodeInventory(r io.Reader) (*chargenet.Inventory, error) {
-	doc, err := gen.GetSwagger()
+	doc, err := gen.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("loading the embedded contract: %w", err)
 	}

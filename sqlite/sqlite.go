@@ -1,6 +1,15 @@
-// Package sqlite is the embedded store: chargenet.Store over SQLite through the pure-Go
-// modernc.org/sqlite driver, in WAL mode with synchronous=FULL, so an acknowledged write
-// survives a crash of the process or the machine.
+// Package sqlite is the embedded store: chargenet.Store over one SQLite database through
+// the pure-Go driver modernc.org/sqlite.
+//
+// The database runs in WAL mode with synchronous=FULL, so a write the Store has
+// acknowledged survives a crash of the process or of the machine. Writes go through a
+// single connection, in transactions begun with BEGIN IMMEDIATE: SQLite has one writer,
+// and queuing writers in Go instead of in SQLite avoids SQLITE_BUSY. Reads go through a
+// pool of read-only connections that WAL lets run beside the writer; each read is one
+// SQL statement, so it sees one consistent snapshot.
+//
+// Times are stored as fixed-width RFC 3339 text in UTC with nanoseconds, so they sort
+// as text and round-trip exactly.
 package sqlite
 
 import (
@@ -14,7 +23,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/chargenet/chargenet"
@@ -23,176 +35,368 @@ import (
 )
 
 //go:embed migrations/*.sql
-var migrations embed.FS
+var migrationFiles embed.FS
 
-// Store is a chargenet.Store over one SQLite database file. Writes go through a single
-// connection (SQLite has one writer; queuing in Go avoids SQLITE_BUSY), reads through a
-// pool that WAL lets run beside the writer.
+// busyTimeout is how long a connection waits for a lock held by another process (for
+// example `chargenet import` beside a running server) before failing with SQLITE_BUSY.
+const busyTimeout = 10 * time.Second
+
+// Store is a chargenet.Store over one SQLite database. Create it with Open; it is safe
+// for concurrent use.
 type Store struct {
-	write *sql.DB
-	read  *sql.DB
-	stmts statements
+	write *sql.DB // one connection; every write goes through it
+	read  *sql.DB // query_only connections; the same *sql.DB as write for ":memory:"
+
+	stmts []*sql.Stmt // every prepared statement, for Close
+
+	// Read statements, prepared on read.
+	evse         *sql.Stmt
+	evses        [2][2]*sql.Stmt // [backward][hasKey]
+	location     *sql.Stmt
+	locations    [2][2]*sql.Stmt // [backward][hasKey]
+	apiKeyByHash *sql.Stmt
+
+	// Write statements, prepared on write (its only connection, so a transaction
+	// reuses them through Tx.StmtContext without preparing again).
+	evseForUpdate   *sql.Stmt
+	bumpVersion     *sql.Stmt
+	patch           [1 << patchFields]*sql.Stmt // by patchMask
+	insertLocation  *sql.Stmt
+	insertEVSE      *sql.Stmt
+	insertConnector *sql.Stmt
+	insertAPIKey    *sql.Stmt
+	apiKeyNameTaken *sql.Stmt
+	revokeAPIKey    *sql.Stmt
+	insertSetting   *sql.Stmt
+	selectSetting   *sql.Stmt
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ chargenet.Store = (*Store)(nil)
 
-// Open opens (creating it and its directory if needed) the database at path and applies
-// the pending migrations. path ":memory:" opens a private in-memory database, for tests.
+// Open opens the database at path, creating the file and its parent directory if they
+// do not exist, applies the pending migrations (see Migrate) and prepares the store's
+// statements. path ":memory:" opens a new, private in-memory database that lives until
+// Close; it uses a single connection for reads and writes. Errors are wrapped driver or
+// file system errors; the store is closed again when Open fails.
 func Open(ctx context.Context, path string) (*Store, error) {
-	pragmas := "_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)"
-	var s Store
-	var err error
+	if path == "" {
+		return nil, errors.New("sqlite: open: empty database path")
+	}
+	s := &Store{}
 	if path == ":memory:" {
+		// A uniquely named shared-cache memory database, reached through one
+		// connection that is never closed while the store is open: every statement
+		// sees the same database, and two stores opened this way are independent.
 		var b [8]byte
 		_, _ = rand.Read(b[:])
-		dsn := "file:mem-" + hex.EncodeToString(b[:]) + "?mode=memory&cache=shared&" + pragmas + "&_txlock=immediate"
-		if s.write, err = sql.Open("sqlite", dsn); err != nil {
-			return nil, fmt.Errorf("sqlite: %w", err)
+		db, err := sql.Open("sqlite", "file:chargenet-"+hex.EncodeToString(b[:])+"?mode=memory&cache=shared&"+
+			pragmas(false)+"&_txlock=immediate")
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: open: %w", err)
 		}
-		s.write.SetMaxOpenConns(1)
-		s.write.SetConnMaxIdleTime(0)
-		s.write.SetConnMaxLifetime(0)
-		s.read = s.write
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+		s.write, s.read = db, db
 	} else {
-		if dir := filepath.Dir(path); dir != "" {
+		if dir := filepath.Dir(path); dir != "." {
 			if err := os.MkdirAll(dir, 0o750); err != nil {
-				return nil, fmt.Errorf("sqlite: creating %s: %w", dir, err)
+				return nil, fmt.Errorf("sqlite: open: creating directory: %w", err)
 			}
 		}
-		base := "file:" + path + "?" + pragmas + "&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+		// SQLite URI: the path's %, ? and # must be escaped.
+		base := "file:" + strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path) + "?" + pragmas(true)
+		var err error
 		if s.write, err = sql.Open("sqlite", base+"&_txlock=immediate"); err != nil {
-			return nil, fmt.Errorf("sqlite: %w", err)
+			return nil, fmt.Errorf("sqlite: open: %w", err)
 		}
 		s.write.SetMaxOpenConns(1)
+		s.write.SetMaxIdleConns(1)
+		s.write.SetConnMaxLifetime(0)
+		s.write.SetConnMaxIdleTime(0)
 		if s.read, err = sql.Open("sqlite", base+"&_pragma=query_only(1)"); err != nil {
-			s.write.Close()
-			return nil, fmt.Errorf("sqlite: %w", err)
+			_ = s.write.Close()
+			return nil, fmt.Errorf("sqlite: open: %w", err)
 		}
-		s.read.SetMaxOpenConns(8)
-		s.read.SetMaxIdleConns(8)
+		n := max(4, 2*runtime.GOMAXPROCS(0))
+		s.read.SetMaxOpenConns(n)
+		s.read.SetMaxIdleConns(n)
 	}
-	if err := s.migrate(ctx); err != nil {
-		s.Close()
+	if err := s.migrateWhenFree(ctx); err != nil {
+		_ = s.Close()
 		return nil, err
 	}
 	if err := s.prepare(ctx); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, err
 	}
-	return &s, nil
+	return s, nil
 }
 
-// Close closes the database.
+// pragmas returns the DSN parameters that configure every pooled connection. The
+// driver runs them on each new connection, so none is lost when the pool reconnects.
+func pragmas(file bool) string {
+	p := []string{
+		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()),
+		"_pragma=foreign_keys(1)",
+		// FULL, not NORMAL: in WAL mode NORMAL may lose the last acknowledged
+		// transactions on power loss; FULL syncs the WAL on every commit.
+		"_pragma=synchronous(FULL)",
+	}
+	if file {
+		p = append(p, "_pragma=journal_mode(WAL)")
+	}
+	return strings.Join(p, "&")
+}
+
+// Close closes the database. Calling it again does nothing and returns the first
+// call's result.
 func (s *Store) Close() error {
-	s.stmts.close()
-	err := s.write.Close()
-	if s.read != s.write {
-		err = errors.Join(err, s.read.Close())
-	}
-	return err
+	s.closeOnce.Do(func() {
+		var errs []error
+		for _, st := range s.stmts {
+			errs = append(errs, st.Close())
+		}
+		if s.read != nil && s.read != s.write {
+			errs = append(errs, s.read.Close())
+		}
+		if s.write != nil {
+			errs = append(errs, s.write.Close())
+		}
+		if err := errors.Join(errs...); err != nil {
+			s.closeErr = fmt.Errorf("sqlite: close: %w", err)
+		}
+	})
+	return s.closeErr
 }
 
-// migrate applies, in name order, each embedded migration not yet recorded in the
-// migrations table, each in its own transaction.
-func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
-		return fmt.Errorf("sqlite: creating the migrations table: %w", err)
+// migrateWhenFree runs Migrate, trying again for up to busyTimeout while another
+// process holds the database. Two processes opening a new file at once both switch it
+// to WAL and create the schema; SQLite answers one of them SQLITE_BUSY at once, without
+// waiting on the busy timeout, when their locks would otherwise deadlock.
+func (s *Store) migrateWhenFree(ctx context.Context) error {
+	deadline := time.Now().Add(busyTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := s.Migrate(ctx)
+		var se *sqlitedrv.Error
+		if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+}
+
+// Migration is a schema migration recorded in the migrations table.
+type Migration struct {
+	Name      string // file name, as in "0001_init.sql"
+	AppliedAt time.Time
+}
+
+// Migrate applies, in file name order, every embedded migration that the migrations
+// table does not record yet, each in its own transaction together with its record.
+// Applied migrations are skipped, so calling Migrate again is a no-op; two processes
+// migrating at once are serialised by SQLite's write lock. Open calls it. Errors are
+// wrapped driver errors naming the migration.
+func (s *Store) Migrate(ctx context.Context) error {
+	if _, err := s.write.ExecContext(ctx,
+		`CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+		return wrap("creating the migrations table", err)
+	}
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
 	if err != nil {
-		return fmt.Errorf("sqlite: %w", err)
+		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	for _, name := range names {
 		if err := s.applyMigration(ctx, name); err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", name, err)
+			return wrap("migration "+filepath.Base(name), err)
 		}
 	}
 	return nil
 }
 
 func (s *Store) applyMigration(ctx context.Context, name string) error {
+	base := filepath.Base(name)
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	defer func() { _ = tx.Rollback() }()
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM migrations WHERE name = ?`, name).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM migrations WHERE name = ?`, base).Scan(&n); err != nil {
 		return err
 	}
 	if n > 0 {
 		return nil
 	}
-	body, err := migrations.ReadFile(name)
+	body, err := migrationFiles.ReadFile(name)
 	if err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES (?, ?)`, name, formatTime(time.Now())); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES (?, ?)`,
+		base, formatTime(time.Now())); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
-// Migrations returns the names of the applied migrations, in order.
-func (s *Store) Migrations(ctx context.Context) ([]string, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT name FROM migrations ORDER BY name`)
+// Migrations returns the applied migrations in name order. Errors are wrapped driver
+// errors.
+func (s *Store) Migrations(ctx context.Context) ([]Migration, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT name, applied_at FROM migrations ORDER BY name`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
+		return nil, wrap("migrations", err)
 	}
-	defer rows.Close()
-	var out []string
+	defer func() { _ = rows.Close() }()
+	var out []Migration
 	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("sqlite: %w", err)
+		var m Migration
+		var at string
+		if err := rows.Scan(&m.Name, &at); err != nil {
+			return nil, wrap("migrations", err)
 		}
-		out = append(out, n)
+		if m.AppliedAt, err = parseTime(at); err != nil {
+			return nil, wrap("migrations", err)
+		}
+		out = append(out, m)
 	}
-	return out, rows.Err()
+	return out, wrap("migrations", rows.Err())
 }
 
-// Ping checks that the database answers; it returns an error wrapping
-// chargenet.ErrUnavailable if it does not.
+// Ping checks that the database answers a query. It returns an error wrapping
+// chargenet.ErrUnavailable (and the cause) if it does not.
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	if err := s.read.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
-		return chargenet.Errorf(chargenet.ErrUnavailable, chargenet.CodeUnavailable, "", "database unavailable: %v", err)
+		return fmt.Errorf("sqlite: ping: %w: %w", chargenet.ErrUnavailable, err)
 	}
 	return nil
 }
 
+// prepare prepares the statements of the hot paths.
+func (s *Store) prepare(ctx context.Context) error {
+	var err error
+	p := func(db *sql.DB, query string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var st *sql.Stmt
+		if st, err = db.PrepareContext(ctx, query); err != nil {
+			err = fmt.Errorf("sqlite: preparing %q: %w", query, err)
+			return nil
+		}
+		s.stmts = append(s.stmts, st)
+		return st
+	}
+	s.evse = p(s.read, evseByUIDQuery)
+	s.location = p(s.read, locationByIDQuery)
+	s.apiKeyByHash = p(s.read, `SELECT name, hash, scope, created_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL`)
+	for _, backward := range []bool{false, true} {
+		for _, hasKey := range []bool{false, true} {
+			s.evses[b2i(backward)][b2i(hasKey)] = p(s.read, listEVSEsQuery(backward, hasKey))
+			s.locations[b2i(backward)][b2i(hasKey)] = p(s.read, listLocationsQuery(backward, hasKey))
+		}
+	}
+
+	s.evseForUpdate = p(s.write, evseByUIDQuery)
+	s.bumpVersion = p(s.write, `UPDATE evses SET version = version + 1, last_updated = ? WHERE uid = ? RETURNING version`)
+	for mask := 1; mask < len(s.patch); mask++ {
+		s.patch[mask] = p(s.write, patchQuery(mask))
+	}
+	s.insertLocation = p(s.write, `INSERT INTO locations (`+locationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	s.insertEVSE = p(s.write, `INSERT INTO evses (`+evseColumns+`) VALUES (?, ?, ?, ?, ?, ?, 1)`)
+	s.insertConnector = p(s.write, `INSERT INTO connectors (`+connectorColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	s.insertAPIKey = p(s.write, `INSERT INTO api_keys (name, hash, scope, created_at) VALUES (?, ?, ?, ?)`)
+	s.apiKeyNameTaken = p(s.write, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE name = ?)`)
+	s.revokeAPIKey = p(s.write, `UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL`)
+	s.insertSetting = p(s.write, `INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`)
+	s.selectSetting = p(s.write, `SELECT value FROM settings WHERE name = ?`)
+	return err
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// seekRows runs the keyset statement of sts that fits seek: sts[backward][hasKey], with
+// the key as first argument when there is one and the limit last.
+func seekRows[K int64 | string](ctx context.Context, sts *[2][2]*sql.Stmt, seek chargenet.Seek[K]) (*sql.Rows, error) {
+	st := sts[b2i(seek.Backward)][b2i(seek.HasKey)]
+	if seek.HasKey {
+		return st.QueryContext(ctx, seek.Key, seek.Limit)
+	}
+	return st.QueryContext(ctx, seek.Limit)
+}
+
+// timeLayout is RFC 3339 with a fixed nine-digit fraction: in UTC ("Z") the text sorts
+// like the time.
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
-// formatTime stores times as fixed-width UTC text, so they sort and round-trip exactly.
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 func parseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("sqlite: stored time %q: %w", s, err)
+		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
 	}
 	return t.UTC(), nil
 }
 
-// constraint reports whether err is an SQLite constraint violation, and its message.
-func constraint(err error) (string, bool) {
+// constraintCode returns the extended result code of an SQLite constraint violation
+// (sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, ...), or 0 if err is not one.
+func constraintCode(err error) int {
 	var se *sqlitedrv.Error
 	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT {
-		return se.Error(), true
+		return se.Code()
 	}
-	return "", false
+	return 0
 }
 
-// wrap marks driver errors as the store's; domain errors and context errors pass as
-// they are.
-func wrap(err error) error {
+// unavailable reports whether err means the database cannot be used right now (locked
+// by another process past the busy timeout, I/O failure, full disk, closed store), so
+// that a retry may succeed.
+func unavailable(err error) bool {
+	var se *sqlitedrv.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN,
+			sqlite3.SQLITE_FULL, sqlite3.SQLITE_PROTOCOL:
+			return true
+		}
+	}
+	// database/sql does not export the errors of a closed *sql.DB or *sql.Stmt.
+	msg := err.Error()
+	return errors.Is(err, sql.ErrConnDone) || strings.Contains(msg, "sql: database is closed") ||
+		strings.Contains(msg, "sql: statement is closed")
+}
+
+// wrap returns domain errors as they are and wraps any other error as the store's,
+// adding chargenet.ErrUnavailable when the database cannot be used right now. Context
+// errors stay visible to errors.Is.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
 	var de *chargenet.Error
-	if err == nil || errors.As(err, &de) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.As(err, &de) {
 		return err
 	}
-	return fmt.Errorf("sqlite: %w", err)
+	if unavailable(err) {
+		return fmt.Errorf("sqlite: %s: %w: %w", op, chargenet.ErrUnavailable, err)
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, err)
 }

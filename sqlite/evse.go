@@ -1,0 +1,294 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chargenet/chargenet"
+)
+
+const (
+	evseColumns      = `uid, evse_id, chargebox_id, location_id, status, last_updated, version`
+	connectorColumns = `evse_uid, id, standard, format, power_type, max_electric_power, max_amperage, max_voltage, ` +
+		`tariff_ids, error_code, error_info, error_vendor_code, deleted_at`
+
+	// evseRowColumns are the columns of an EVSE joined with one of its connectors (all
+	// NULL for an EVSE without connectors); see evseRow.
+	evseRowColumns = `e.uid, e.evse_id, e.chargebox_id, e.location_id, e.status, e.last_updated, e.version, ` +
+		`c.id, c.standard, c.format, c.power_type, c.max_electric_power, c.max_amperage, c.max_voltage, ` +
+		`c.tariff_ids, c.error_code, c.error_info, c.error_vendor_code, c.deleted_at`
+
+	// evseByUIDQuery reads an EVSE and its connectors in one statement, so in one
+	// snapshot: the Version always describes the connectors read with it.
+	evseByUIDQuery = `SELECT ` + evseRowColumns + ` FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid ` +
+		`WHERE e.uid = ? ORDER BY c.id`
+)
+
+// listEVSEsQuery returns the keyset read of one slice of EVSEs with their connectors,
+// in one statement. Its parameters are the key (when hasKey) and the limit.
+func listEVSEsQuery(backward, hasKey bool) string {
+	cmp, dir := ">", "ASC"
+	if backward {
+		cmp, dir = "<", "DESC"
+	}
+	where := ""
+	if hasKey {
+		where = "WHERE uid " + cmp + " ? "
+	}
+	return `WITH page AS (SELECT ` + evseColumns + ` FROM evses ` + where + `ORDER BY uid ` + dir + ` LIMIT ?) ` +
+		`SELECT ` + evseRowColumns + ` FROM page e LEFT JOIN connectors c ON c.evse_uid = e.uid ` +
+		`ORDER BY e.uid ` + dir + `, c.id`
+}
+
+// evseRow is one row of an EVSE-with-connector query.
+type evseRow struct {
+	uid, chargeboxID, version   int64
+	evseID, status, updated     string
+	locationID                  sql.NullString
+	connectorID                 sql.NullInt64
+	standard, format, powerType sql.NullString
+	power, amperage, voltage    sql.NullFloat64
+	tariffs, code, info, vendor sql.NullString
+	deletedAt                   sql.NullString
+	dest                        []any
+}
+
+func newEVSERow() *evseRow {
+	r := &evseRow{}
+	r.dest = []any{&r.uid, &r.evseID, &r.chargeboxID, &r.locationID, &r.status, &r.updated, &r.version,
+		&r.connectorID, &r.standard, &r.format, &r.powerType, &r.power, &r.amperage, &r.voltage,
+		&r.tariffs, &r.code, &r.info, &r.vendor, &r.deletedAt}
+	return r
+}
+
+// scanEVSEs reads EVSE-with-connector rows, grouped by EVSE in the order the rows come,
+// into EVSEs with their connectors. It closes rows.
+func scanEVSEs(rows *sql.Rows, capacity int) ([]chargenet.EVSE, error) {
+	defer func() { _ = rows.Close() }()
+	out := make([]chargenet.EVSE, 0, capacity)
+	r := newEVSERow()
+	for rows.Next() {
+		if err := rows.Scan(r.dest...); err != nil {
+			return nil, err
+		}
+		if len(out) == 0 || out[len(out)-1].UID != r.uid {
+			updated, err := parseTime(r.updated)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, chargenet.EVSE{
+				UID:         r.uid,
+				EvseID:      r.evseID,
+				ChargeboxID: r.chargeboxID,
+				LocationID:  r.locationID.String,
+				Status:      chargenet.EvseStatus(r.status),
+				Connectors:  []chargenet.Connector{},
+				LastUpdated: updated,
+				Version:     r.version,
+			})
+		}
+		if !r.connectorID.Valid {
+			continue
+		}
+		c, err := r.connector()
+		if err != nil {
+			return nil, err
+		}
+		e := &out[len(out)-1]
+		e.Connectors = append(e.Connectors, c)
+	}
+	return out, rows.Err()
+}
+
+func (r *evseRow) connector() (chargenet.Connector, error) {
+	c := chargenet.Connector{
+		ID:               r.connectorID.Int64,
+		Standard:         chargenet.Standard(r.standard.String),
+		Format:           chargenet.Format(r.format.String),
+		PowerType:        chargenet.PowerType(r.powerType.String),
+		MaxElectricPower: r.power.Float64,
+		MaxAmperage:      r.amperage.Float64,
+		MaxVoltage:       r.voltage.Float64,
+	}
+	var err error
+	if c.TariffIDs, err = decodeTariffs(r.tariffs.String); err != nil {
+		return c, fmt.Errorf("tariff_ids of connector %d/%d: %w", r.uid, c.ID, err)
+	}
+	if r.code.Valid {
+		c.Error = &chargenet.ConnectorError{Code: chargenet.ErrorCode(r.code.String), Info: r.info.String, VendorErrorCode: r.vendor.String}
+	}
+	if r.deletedAt.Valid {
+		t, err := parseTime(r.deletedAt.String)
+		if err != nil {
+			return c, err
+		}
+		c.DeletedAt = &t
+	}
+	return c, nil
+}
+
+// decodeTariffs decodes the JSON array of tariff ids; the result is never nil.
+func decodeTariffs(s string) ([]string, error) {
+	if s == "" || s == "[]" {
+		return []string{}, nil
+	}
+	// Fast path for what encodeTariffs writes: without a backslash no string holds
+	// an escaped quote, so the array splits on its separators.
+	if len(s) >= 4 && strings.HasPrefix(s, `["`) && strings.HasSuffix(s, `"]`) && !strings.ContainsRune(s, '\\') {
+		ids := strings.Split(s[2:len(s)-2], `","`)
+		if !slices.ContainsFunc(ids, func(id string) bool { return strings.ContainsRune(id, '"') }) {
+			return ids, nil
+		}
+	}
+	var ids []string
+	if err := json.Unmarshal([]byte(s), &ids); err != nil {
+		return nil, err
+	}
+	if ids == nil {
+		ids = []string{}
+	}
+	return ids, nil
+}
+
+func encodeTariffs(ids []string) (string, error) {
+	if len(ids) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(ids)
+	return string(b), err
+}
+
+func evseNotFound(uid int64) error {
+	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "uid", "EVSE with uid %d not found", uid)
+}
+
+// EVSE returns the EVSE with all its connectors (ascending id, deleted ones included),
+// read in one snapshot. If there is no EVSE with this uid it returns an ErrNotFound
+// *chargenet.Error with Code not_found and Param "uid".
+func (s *Store) EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error) {
+	rows, err := s.evse.QueryContext(ctx, uid)
+	if err != nil {
+		return nil, wrap("evse", err)
+	}
+	evses, err := scanEVSEs(rows, 1)
+	if err != nil {
+		return nil, wrap("evse", err)
+	}
+	if len(evses) == 0 {
+		return nil, evseNotFound(uid)
+	}
+	return &evses[0], nil
+}
+
+// ListEVSEs reads one keyset slice of EVSEs with their connectors, in one statement
+// (see chargenet.Seek): ascending uids after seek.Key, or descending uids before it
+// when seek.Backward. The result is empty, not nil, past the end. Errors are wrapped
+// driver or context errors.
+func (s *Store) ListEVSEs(ctx context.Context, seek chargenet.Seek[int64]) ([]chargenet.EVSE, error) {
+	if seek.Limit <= 0 {
+		return []chargenet.EVSE{}, nil
+	}
+	rows, err := seekRows(ctx, &s.evses, seek)
+	if err != nil {
+		return nil, wrap("list evses", err)
+	}
+	evses, err := scanEVSEs(rows, seek.Limit)
+	return evses, wrap("list evses", err)
+}
+
+// patchFields is the number of connector fields a chargenet.ConnectorPatch can set.
+const patchFields = 5
+
+// patchColumnNames are the columns of the patchable fields, in patchMask bit order.
+var patchColumnNames = [patchFields]string{"standard", "format", "max_electric_power", "max_amperage", "max_voltage"}
+
+// patchMask returns the set of fields a patch sets, bit i for patchColumnNames[i], and
+// their values in that order.
+func patchMask(p chargenet.ConnectorPatch) (int, []any) {
+	mask, args := 0, make([]any, 0, patchFields+2)
+	if p.Standard != nil {
+		mask |= 1 << 0
+		args = append(args, string(*p.Standard))
+	}
+	if p.Format != nil {
+		mask |= 1 << 1
+		args = append(args, string(*p.Format))
+	}
+	if p.MaxElectricPower != nil {
+		mask |= 1 << 2
+		args = append(args, *p.MaxElectricPower)
+	}
+	if p.MaxAmperage != nil {
+		mask |= 1 << 3
+		args = append(args, *p.MaxAmperage)
+	}
+	if p.MaxVoltage != nil {
+		mask |= 1 << 4
+		args = append(args, *p.MaxVoltage)
+	}
+	return mask, args
+}
+
+// patchQuery returns the UPDATE that writes exactly the columns in mask.
+func patchQuery(mask int) string {
+	var set []string
+	for i, col := range patchColumnNames {
+		if mask&(1<<i) != 0 {
+			set = append(set, col+" = ?")
+		}
+	}
+	return `UPDATE connectors SET ` + strings.Join(set, ", ") + ` WHERE evse_uid = ? AND id = ?`
+}
+
+// UpdateConnector applies patch to connector connectorID of EVSE uid in one write
+// transaction: it reads the EVSE with its connectors, lets
+// (*chargenet.EVSE).UpdateConnector check the request, writes only the columns the
+// patch sets, increments the EVSE's Version, sets its LastUpdated to now, and returns
+// the EVSE as committed.
+//
+// Errors: an ErrNotFound *chargenet.Error with Param "uid" if the EVSE does not exist;
+// from the domain rules, unchanged, ErrNotFound (connector), ErrPreconditionFailed
+// (ifMatch), ErrConflict (deleted connector) and ErrInvalid (the patched connector
+// breaks a rule). Nothing is written when an error is returned.
+func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
+	const op = "update connector"
+	tx, err := s.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the write lock from here
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	rows, err := tx.StmtContext(ctx, s.evseForUpdate).QueryContext(ctx, uid)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	evses, err := scanEVSEs(rows, 1)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	if len(evses) == 0 {
+		return nil, evseNotFound(uid)
+	}
+	e := &evses[0]
+	if _, err := e.UpdateConnector(connectorID, patch, ifMatch); err != nil {
+		return nil, err
+	}
+	mask, args := patchMask(patch)
+	args = append(args, uid, connectorID)
+	if _, err := tx.StmtContext(ctx, s.patch[mask]).ExecContext(ctx, args...); err != nil {
+		return nil, wrap(op, err)
+	}
+	now = now.UTC()
+	if err := tx.StmtContext(ctx, s.bumpVersion).QueryRowContext(ctx, formatTime(now), uid).Scan(&e.Version); err != nil {
+		return nil, wrap(op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, wrap(op, err)
+	}
+	e.LastUpdated = now
+	return e, nil
+}

@@ -1,0 +1,13 @@
+package sqlite
+
+import "context"
+
+// PragmaForTest returns the value of a pragma as the store's write connection and one
+// of its read connections see it.
+func (s *Store) PragmaForTest(ctx context.Context, name string) (write, read string, err error) {
+	if err = s.write.QueryRowContext(ctx, "PRAGMA "+name).Scan(&write); err != nil {
+		return "", "", err
+	}
+	err = s.read.QueryRowContext(ctx, "PRAGMA "+name).Scan(&read)
+	return write, read, err
+}

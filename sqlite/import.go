@@ -1,0 +1,102 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/chargenet/chargenet"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Import inserts the inventory in one transaction: all of it or, on any error, nothing.
+// Imported EVSEs get Version 1 whatever the inventory says; an EVSE's location may be in
+// the inventory or already in the database.
+//
+// Errors, each naming the record by list and index: the ErrInvalid *chargenet.Error of
+// inv.Validate, unchanged; an ErrConflict *chargenet.Error with Code conflict for a
+// location id, EVSE uid or evseId that already exists (Param "locations[i].id",
+// "evses[i].uid" or "evses[i].evseId"); an ErrInvalid *chargenet.Error with Code
+// invalid_body and Param "evses[i].locationId" for a location that exists neither in
+// the inventory nor in the database.
+func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
+	const op = "import"
+	if err := inv.Validate(); err != nil {
+		return err
+	}
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap(op, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+
+	// Rows are inserted with a context that cannot be canceled, which spares the driver
+	// a goroutine per statement; the loops check ctx every checkEvery rows instead, and
+	// database/sql rolls the transaction back as soon as ctx ends.
+	rowCtx := context.WithoutCancel(ctx)
+	insLoc := tx.StmtContext(ctx, s.insertLocation)
+	for i := range inv.Locations {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return wrap(op, ctx.Err())
+		}
+		l := &inv.Locations[i]
+		_, err := insLoc.ExecContext(rowCtx, l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country,
+			l.Latitude, l.Longitude, l.TimeZone, formatTime(l.LastUpdated))
+		if err != nil {
+			if constraintCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+				return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, fmt.Sprintf("locations[%d].id", i),
+					"locations[%d].id: location %q already exists", i, l.ID)
+			}
+			return wrap(op, fmt.Errorf("locations[%d]: %w", i, err))
+		}
+	}
+
+	insEVSE := tx.StmtContext(ctx, s.insertEVSE)
+	insConn := tx.StmtContext(ctx, s.insertConnector)
+	for i := range inv.EVSEs {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return wrap(op, ctx.Err())
+		}
+		e := &inv.EVSEs[i]
+		locID := sql.NullString{String: e.LocationID, Valid: e.LocationID != ""}
+		_, err := insEVSE.ExecContext(rowCtx, e.UID, e.EvseID, e.ChargeboxID, locID, string(e.Status), formatTime(e.LastUpdated))
+		if err != nil {
+			switch constraintCode(err) {
+			case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+				return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, fmt.Sprintf("evses[%d].uid", i),
+					"evses[%d].uid: EVSE %d already exists", i, e.UID)
+			case sqlite3.SQLITE_CONSTRAINT_UNIQUE: // evse_id is the only other unique column
+				return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, fmt.Sprintf("evses[%d].evseId", i),
+					"evses[%d].evseId: an EVSE with evseId %q already exists", i, e.EvseID)
+			case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+				return chargenet.Errorf(chargenet.ErrInvalid, chargenet.CodeInvalidBody, fmt.Sprintf("evses[%d].locationId", i),
+					"evses[%d].locationId: location %q exists neither in the import nor in the database", i, e.LocationID)
+			}
+			return wrap(op, fmt.Errorf("evses[%d]: %w", i, err))
+		}
+		for j := range e.Connectors {
+			c := &e.Connectors[j]
+			tariffs, err := encodeTariffs(c.TariffIDs)
+			if err != nil {
+				return wrap(op, fmt.Errorf("evses[%d].connectors[%d].tariffIds: %w", i, j, err))
+			}
+			var code, info, vendor, deleted sql.NullString
+			if c.Error != nil {
+				code = sql.NullString{String: string(c.Error.Code), Valid: true}
+				info = sql.NullString{String: c.Error.Info, Valid: c.Error.Info != ""}
+				vendor = sql.NullString{String: c.Error.VendorErrorCode, Valid: c.Error.VendorErrorCode != ""}
+			}
+			if c.DeletedAt != nil {
+				deleted = sql.NullString{String: formatTime(*c.DeletedAt), Valid: true}
+			}
+			if _, err := insConn.ExecContext(rowCtx, e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType),
+				c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted); err != nil {
+				return wrap(op, fmt.Errorf("evses[%d].connectors[%d]: %w", i, j, err))
+			}
+		}
+	}
+	return wrap(op, tx.Commit())
+}
+
+// checkEvery is how many rows Import inserts between checks of its context.
+const checkEvery = 1024

@@ -1,0 +1,225 @@
+// Package storetest is the conformance suite of chargenet.Store. Every backend runs the
+// same suite through Run, so that the server sees one behaviour whichever database is
+// behind it:
+//
+//	func TestStore(t *testing.T) {
+//		storetest.Run(t, func(t testing.TB) chargenet.Store { return MustOpenDB(t) })
+//	}
+//
+// Besides the Store documentation, the suite pins down what that documentation leaves
+// open: times come back in UTC; list keys compare byte by byte (location ids as in Go's
+// string comparison, not by a locale's collation); slices (Connectors, TariffIDs,
+// EvseUIDs, list results) are empty rather than nil; an EVSE's missing location on
+// Import is ErrInvalid with Param "evses[i].locationId"; the message of a domain error
+// names its Param; API key names and hashes are unique among all keys, revoked ones
+// included; and Close may be called twice.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Opener returns a new, empty, migrated store, isolated from every other store it
+// returns, and arranges for it to be closed when t ends. Close must tolerate a second
+// call: one test closes the store itself.
+type Opener = func(t testing.TB) chargenet.Store
+
+// Run runs the conformance suite against the stores open returns, one or more per
+// subtest.
+func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
+	t.Run("EVSE", func(t *testing.T) { testEVSE(t, open) })
+	t.Run("Location", func(t *testing.T) { testLocation(t, open) })
+	t.Run("ListSeek", func(t *testing.T) { testListSeek(t, open) })
+	t.Run("Pagination", func(t *testing.T) { testPagination(t, open) })
+	t.Run("PaginationInsertDuringWalk", func(t *testing.T) { testPaginationInsertDuringWalk(t, open) })
+	t.Run("PaginationBadCursor", func(t *testing.T) { testPaginationBadCursor(t, open) })
+	t.Run("UpdateConnector", func(t *testing.T) { testUpdateConnector(t, open) })
+	t.Run("UpdateConnectorSequence", func(t *testing.T) { testUpdateConnectorSequence(t, open) })
+	t.Run("UpdateConnectorErrors", func(t *testing.T) { testUpdateConnectorErrors(t, open) })
+	t.Run("UpdateConnectorConcurrent", func(t *testing.T) { testUpdateConnectorConcurrent(t, open) })
+	t.Run("UpdateConnectorIfMatchRace", func(t *testing.T) { testUpdateConnectorIfMatchRace(t, open) })
+	t.Run("Import", func(t *testing.T) { testImport(t, open) })
+	t.Run("ImportRoundTrip", func(t *testing.T) { testImportRoundTrip(t, open) })
+	t.Run("ImportExistingLocation", func(t *testing.T) { testImportExistingLocation(t, open) })
+	t.Run("ImportRollback", func(t *testing.T) { testImportRollback(t, open) })
+	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, open) })
+	t.Run("Setting", func(t *testing.T) { testSetting(t, open) })
+	t.Run("SettingConcurrent", func(t *testing.T) { testSettingConcurrent(t, open) })
+	t.Run("Ping", func(t *testing.T) { testPing(t, open) })
+	t.Run("CanceledContext", func(t *testing.T) { testCanceledContext(t, open) })
+}
+
+// demoStore returns a store holding chargenet.DemoInventory and that inventory, with
+// each location's EvseUIDs filled in as the store derives them.
+func demoStore(t testing.TB, open Opener) (chargenet.Store, *chargenet.Inventory) {
+	t.Helper()
+	s := open(t)
+	inv := chargenet.DemoInventory(time.Now())
+	require.NoError(t, s.Import(t.Context(), inv))
+	return s, withEvseUIDs(chargenet.DemoInventory(inv.Locations[0].LastUpdated))
+}
+
+// withEvseUIDs fills in each location's EvseUIDs from the EVSEs, as a store derives
+// them: ascending, empty rather than nil.
+func withEvseUIDs(inv *chargenet.Inventory) *chargenet.Inventory {
+	byLoc := map[string][]int64{}
+	for _, e := range inv.EVSEs {
+		if e.LocationID != "" {
+			byLoc[e.LocationID] = append(byLoc[e.LocationID], e.UID)
+		}
+	}
+	for i := range inv.Locations {
+		uids := append([]int64{}, byLoc[inv.Locations[i].ID]...)
+		slices.Sort(uids)
+		inv.Locations[i].EvseUIDs = uids
+	}
+	return inv
+}
+
+// sortedEVSEs returns copies of the inventory's EVSEs in uid order, as lists return them.
+func sortedEVSEs(inv *chargenet.Inventory) []chargenet.EVSE {
+	out := make([]chargenet.EVSE, len(inv.EVSEs))
+	for i := range inv.EVSEs {
+		out[i] = cloneEVSE(inv.EVSEs[i])
+	}
+	slices.SortFunc(out, func(a, b chargenet.EVSE) int { return compare(a.UID, b.UID) })
+	return out
+}
+
+// sortedLocations returns copies of the inventory's locations in id order.
+func sortedLocations(inv *chargenet.Inventory) []chargenet.Location {
+	out := append([]chargenet.Location{}, inv.Locations...)
+	for i := range out {
+		out[i].EvseUIDs = slices.Clone(out[i].EvseUIDs)
+	}
+	slices.SortFunc(out, func(a, b chargenet.Location) int { return compare(a.ID, b.ID) })
+	return out
+}
+
+func compare[K int64 | string](a, b K) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func findEVSE(inv *chargenet.Inventory, uid int64) chargenet.EVSE {
+	for _, e := range inv.EVSEs {
+		if e.UID == uid {
+			return cloneEVSE(e)
+		}
+	}
+	panic(fmt.Sprintf("storetest: no EVSE %d in the fixture", uid))
+}
+
+// cloneEVSE returns a deep copy of e.
+func cloneEVSE(e chargenet.EVSE) chargenet.EVSE {
+	cs := make([]chargenet.Connector, len(e.Connectors))
+	for i, c := range e.Connectors {
+		c.TariffIDs = slices.Clone(c.TariffIDs)
+		if c.Error != nil {
+			ce := *c.Error
+			c.Error = &ce
+		}
+		if c.DeletedAt != nil {
+			d := *c.DeletedAt
+			c.DeletedAt = &d
+		}
+		cs[i] = c
+	}
+	e.Connectors = cs
+	return e
+}
+
+// snapshot reads every location and EVSE through the list methods.
+type snapshot struct {
+	Locations []chargenet.Location
+	EVSEs     []chargenet.EVSE
+}
+
+func takeSnapshot(t testing.TB, s chargenet.Store) snapshot {
+	t.Helper()
+	return snapshot{
+		Locations: readAll(t, s.ListLocations, func(l *chargenet.Location) string { return l.ID }),
+		EVSEs:     readAll(t, s.ListEVSEs, func(e *chargenet.EVSE) int64 { return e.UID }),
+	}
+}
+
+// readAll reads a whole list through forward keyset reads.
+func readAll[T any, K int64 | string](t testing.TB, read func(context.Context, chargenet.Seek[K]) ([]T, error), key func(*T) K) []T {
+	t.Helper()
+	out := []T{}
+	seek := chargenet.Seek[K]{Limit: chargenet.MaxPageSize}
+	for {
+		items, err := read(t.Context(), seek)
+		require.NoError(t, err)
+		out = append(out, items...)
+		if len(items) < seek.Limit {
+			return out
+		}
+		seek.Key, seek.HasKey = key(&items[len(items)-1]), true
+	}
+}
+
+// requireError checks that err is a *chargenet.Error of the given kind, code and param,
+// whose message names the param (the API shows it to clients), and returns the message.
+func requireError(t testing.TB, err error, kind error, code, param string) string {
+	t.Helper()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, kind)
+	var de *chargenet.Error
+	require.ErrorAs(t, err, &de, "want a *chargenet.Error, got %T: %v", err, err)
+	assert.Equal(t, code, de.Code, "Code of %q", de.Message)
+	assert.Equal(t, param, de.Param, "Param of %q", de.Message)
+	assert.NotEmpty(t, de.Message)
+	assert.Contains(t, de.Message, param, "the message names the param")
+	return de.Message
+}
+
+// Generators of valid records.
+
+func newLocation(id string, now time.Time) chargenet.Location {
+	return chargenet.Location{
+		ID: id, Name: "Test site " + id, Address: "Teststrasse 1", City: "Berlin", PostalCode: "10115",
+		Country: "DEU", Latitude: 52.5, Longitude: 13.4, TimeZone: "Europe/Berlin",
+		EvseUIDs: []int64{}, LastUpdated: now,
+	}
+}
+
+func newEVSE(uid int64, locationID string, now time.Time) chargenet.EVSE {
+	return chargenet.EVSE{
+		UID: uid, EvseID: fmt.Sprintf("DE*TST*E%d", uid), ChargeboxID: uid%97 + 1, LocationID: locationID,
+		Status: chargenet.StatusAvailable, LastUpdated: now, Version: 1,
+		Connectors: []chargenet.Connector{{
+			ID: 1, Standard: chargenet.StandardIEC62196T2, Format: chargenet.FormatSocket, PowerType: chargenet.PowerAC3Phase,
+			MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400, TariffIDs: []string{"AC-STANDARD"},
+		}},
+	}
+}
+
+// idAlphabet holds every character a location id may contain, so that generated ids
+// check that lists order ids byte by byte.
+const idAlphabet = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
+
+// mixedID returns the i-th of a set of distinct location ids that start with every
+// kind of character.
+func mixedID(i int) string {
+	return fmt.Sprintf("%c%c%04d", idAlphabet[(i*7)%len(idAlphabet)], idAlphabet[(i*13+5)%len(idAlphabet)], i)
+}
+
+// now returns the current time in UTC at microsecond precision, which every backend
+// stores exactly.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+func ptr[T any](v T) *T { return &v }
