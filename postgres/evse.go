@@ -1,0 +1,299 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+const (
+	evseColumns      = `uid, evse_id, chargebox_id, location_id, status, last_updated, version`
+	connectorColumns = `evse_uid, id, standard, format, power_type, max_electric_power, max_amperage, max_voltage, ` +
+		`tariff_ids, error_code, error_info, error_vendor_code, deleted_at`
+
+	// evseWithConnectorsQuery reads one EVSE joined with its connectors (one row per
+	// connector, connector columns NULL if it has none) in one statement, so in one
+	// snapshot: the Version always describes the connectors read with it.
+	evseWithConnectorsQuery = `SELECT e.uid, e.evse_id, e.chargebox_id, e.location_id, e.status, e.last_updated, e.version, ` +
+		`c.evse_uid, c.id, c.standard, c.format, c.power_type, c.max_electric_power, c.max_amperage, c.max_voltage, ` +
+		`c.tariff_ids, c.error_code, c.error_info, c.error_vendor_code, c.deleted_at ` +
+		`FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid WHERE e.uid = $1 ORDER BY c.id`
+
+	connectorsOfQuery = `SELECT ` + connectorColumns + ` FROM connectors WHERE evse_uid = ANY($1) ORDER BY evse_uid, id`
+)
+
+// snapshot is the transaction of a read made of several statements: they all see the
+// database as it was at the first.
+var snapshot = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+
+// evseRow receives the evseColumns of one row.
+type evseRow struct {
+	e          chargenet.EVSE
+	locationID pgtype.Text
+}
+
+func (r *evseRow) dest() []any {
+	return []any{&r.e.UID, &r.e.EvseID, &r.e.ChargeboxID, &r.locationID, &r.e.Status, &r.e.LastUpdated, &r.e.Version}
+}
+
+// evse returns the EVSE read, without connectors (an empty slice).
+func (r *evseRow) evse() chargenet.EVSE {
+	e := r.e
+	e.LocationID = r.locationID.String
+	e.LastUpdated = e.LastUpdated.UTC()
+	e.Connectors = []chargenet.Connector{}
+	return e
+}
+
+// connectorRow receives the connectorColumns of one row. Every column is nullable so
+// that the row of an EVSE without connectors in a LEFT JOIN scans too.
+type connectorRow struct {
+	evseUID, id                 pgtype.Int8
+	standard, format, powerType pgtype.Text
+	power, amperage, voltage    pgtype.Float8
+	tariffIDs                   []string
+	code, info, vendor          pgtype.Text
+	deletedAt                   pgtype.Timestamptz
+}
+
+func (r *connectorRow) dest() []any {
+	return []any{&r.evseUID, &r.id, &r.standard, &r.format, &r.powerType, &r.power, &r.amperage, &r.voltage,
+		&r.tariffIDs, &r.code, &r.info, &r.vendor, &r.deletedAt}
+}
+
+// connector returns the connector read; ok is false if the row held none.
+func (r *connectorRow) connector() (c chargenet.Connector, ok bool) {
+	if !r.id.Valid {
+		return c, false
+	}
+	c = chargenet.Connector{
+		ID:               r.id.Int64,
+		Standard:         chargenet.Standard(r.standard.String),
+		Format:           chargenet.Format(r.format.String),
+		PowerType:        chargenet.PowerType(r.powerType.String),
+		MaxElectricPower: r.power.Float64,
+		MaxAmperage:      r.amperage.Float64,
+		MaxVoltage:       r.voltage.Float64,
+		TariffIDs:        r.tariffIDs,
+	}
+	if c.TariffIDs == nil {
+		c.TariffIDs = []string{}
+	}
+	if r.code.Valid {
+		c.Error = &chargenet.ConnectorError{Code: chargenet.ErrorCode(r.code.String), Info: r.info.String, VendorErrorCode: r.vendor.String}
+	}
+	if r.deletedAt.Valid {
+		t := r.deletedAt.Time.UTC()
+		c.DeletedAt = &t
+	}
+	return c, true
+}
+
+func evseNotFound(uid int64) error {
+	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "uid", "EVSE with uid %d not found", uid)
+}
+
+// EVSE returns the EVSE with all its connectors (ascending id, deleted ones included),
+// read in one statement. If there is no EVSE with this uid it returns an ErrNotFound
+// *chargenet.Error with Code not_found, Param "uid" and Message "EVSE with uid <uid>
+// not found". Other errors are wrapped driver errors, wrapping chargenet.ErrUnavailable
+// if the database cannot be reached.
+func (s *Store) EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error) {
+	rows, err := s.pool.Query(ctx, evseWithConnectorsQuery, uid)
+	if err != nil {
+		return nil, s.wrap("evse", err)
+	}
+	defer rows.Close()
+	var (
+		er   evseRow
+		cr   connectorRow
+		e    *chargenet.EVSE
+		dest = append(er.dest(), cr.dest()...)
+	)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, s.wrap("evse", err)
+		}
+		if e == nil {
+			v := er.evse()
+			e = &v
+		}
+		if c, ok := cr.connector(); ok {
+			e.Connectors = append(e.Connectors, c)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("evse", err)
+	}
+	if e == nil {
+		return nil, evseNotFound(uid)
+	}
+	return e, nil
+}
+
+// seekQuery returns the keyset read of seek over the rows of selectFrom, a SELECT ...
+// FROM clause, ordered by key, and its arguments: rows with key after seek.Key in
+// ascending order, or before it in descending order when seek.Backward; from the first
+// or the last row when seek has no key. No OFFSET: each read costs the same at any depth.
+func seekQuery[K int64 | string](selectFrom, key string, seek chargenet.Seek[K]) (string, []any) {
+	cmp, dir := ">", "ASC"
+	if seek.Backward {
+		cmp, dir = "<", "DESC"
+	}
+	var q strings.Builder
+	q.WriteString(selectFrom)
+	args := make([]any, 0, 2)
+	if seek.HasKey {
+		args = append(args, seek.Key)
+		q.WriteString(" WHERE " + key + " " + cmp + " $1")
+	}
+	args = append(args, seek.Limit)
+	q.WriteString(" ORDER BY " + key + " " + dir + " LIMIT $" + strconv.Itoa(len(args)))
+	return q.String(), args
+}
+
+// ListEVSEs reads one keyset slice of EVSEs with their connectors (see chargenet.Seek):
+// ascending uids after seek.Key, or descending uids before it when seek.Backward. It
+// reads the page, then the page's connectors in one query, both in one REPEATABLE READ
+// transaction, so that every EVSE's connectors match its Version. The result is empty,
+// not nil, past the end. Errors are wrapped driver or context errors, wrapping
+// chargenet.ErrUnavailable if the database cannot be reached.
+func (s *Store) ListEVSEs(ctx context.Context, seek chargenet.Seek[int64]) ([]chargenet.EVSE, error) {
+	if seek.Limit <= 0 {
+		return []chargenet.EVSE{}, nil
+	}
+	var out []chargenet.EVSE
+	err := pgx.BeginTxFunc(ctx, s.pool, snapshot, func(tx pgx.Tx) error {
+		query, args := seekQuery(`SELECT `+evseColumns+` FROM evses`, "uid", seek)
+		rows, err := tx.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		var er evseRow
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (chargenet.EVSE, error) {
+			err := row.Scan(er.dest()...)
+			return er.evse(), err
+		})
+		if err != nil || len(out) == 0 {
+			return err
+		}
+		return loadConnectors(ctx, tx, out)
+	})
+	if err != nil {
+		return nil, s.wrap("list evses", err)
+	}
+	if out == nil {
+		out = []chargenet.EVSE{}
+	}
+	return out, nil
+}
+
+// loadConnectors reads the connectors of evses, in one query, into their Connectors in
+// ascending id order.
+func loadConnectors(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, evses []chargenet.EVSE) error {
+	index := make(map[int64]int, len(evses))
+	uids := make([]int64, len(evses))
+	for i := range evses {
+		index[evses[i].UID] = i
+		uids[i] = evses[i].UID
+	}
+	rows, err := q.Query(ctx, connectorsOfQuery, uids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var cr connectorRow
+	dest := cr.dest()
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		c, _ := cr.connector()
+		e := &evses[index[cr.evseUID.Int64]]
+		e.Connectors = append(e.Connectors, c)
+	}
+	return rows.Err()
+}
+
+// patchSet returns the SET list of an UPDATE of connectors that writes exactly the
+// fields patch sets, with placeholders numbered from first, and their values.
+func patchSet(p chargenet.ConnectorPatch, first int) (string, []any) {
+	var set []string
+	var args []any
+	add := func(column string, v any) {
+		set = append(set, column+" = $"+strconv.Itoa(first+len(args)))
+		args = append(args, v)
+	}
+	if p.Standard != nil {
+		add("standard", string(*p.Standard))
+	}
+	if p.Format != nil {
+		add("format", string(*p.Format))
+	}
+	if p.MaxElectricPower != nil {
+		add("max_electric_power", *p.MaxElectricPower)
+	}
+	if p.MaxAmperage != nil {
+		add("max_amperage", *p.MaxAmperage)
+	}
+	if p.MaxVoltage != nil {
+		add("max_voltage", *p.MaxVoltage)
+	}
+	return strings.Join(set, ", "), args
+}
+
+// UpdateConnector applies patch to connector connectorID of EVSE uid in one
+// transaction: it locks the EVSE's row (SELECT ... FOR UPDATE, so concurrent updates of
+// one EVSE queue and each sees the previous one's result), reads its connectors, lets
+// (*chargenet.EVSE).UpdateConnector check the request, writes only the columns the
+// patch sets, increments the EVSE's Version, sets its LastUpdated to now (UTC, to the
+// microsecond, as stored) and returns the EVSE as committed.
+//
+// Errors: an ErrNotFound *chargenet.Error with Param "uid" if the EVSE does not exist;
+// from the domain rules, unchanged, ErrNotFound (connector), ErrPreconditionFailed
+// (ifMatch), ErrConflict (deleted connector) and ErrInvalid (the patched connector
+// breaks a rule); otherwise wrapped driver or context errors, wrapping
+// chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
+// an error is returned.
+func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
+	var e chargenet.EVSE
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var er evseRow
+		err := tx.QueryRow(ctx, `SELECT `+evseColumns+` FROM evses WHERE uid = $1 FOR UPDATE`, uid).Scan(er.dest()...)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return evseNotFound(uid)
+		}
+		if err != nil {
+			return err
+		}
+		// Read after the lock is held: the connectors as the previous writer left them.
+		evses := []chargenet.EVSE{er.evse()}
+		if err := loadConnectors(ctx, tx, evses); err != nil {
+			return err
+		}
+		e = evses[0]
+		if _, err := e.UpdateConnector(connectorID, patch, ifMatch); err != nil {
+			return err
+		}
+		set, args := patchSet(patch, 3)
+		if _, err := tx.Exec(ctx, `UPDATE connectors SET `+set+` WHERE evse_uid = $1 AND id = $2`,
+			append([]any{uid, connectorID}, args...)...); err != nil {
+			return err
+		}
+		e.LastUpdated = now.UTC().Truncate(time.Microsecond)
+		return tx.QueryRow(ctx, `UPDATE evses SET version = version + 1, last_updated = $2 WHERE uid = $1 RETURNING version`,
+			uid, e.LastUpdated).Scan(&e.Version)
+	})
+	if err != nil {
+		return nil, s.wrap("update connector", err)
+	}
+	return &e, nil
+}

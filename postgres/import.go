@@ -1,0 +1,171 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/chargenet/chargenet"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Import inserts the inventory in one transaction: all of it or, on any error, nothing.
+// Imported EVSEs get Version 1 whatever the inventory says; an EVSE's location may be in
+// the inventory or already in the database.
+//
+// It first checks every identifier against the database in one round trip, then
+// streams the rows with COPY, so that a million records take seconds. Imports run one
+// at a time (an advisory lock), so the check holds until the commit. Import's
+// statements have no statement_timeout; ctx bounds them.
+//
+// Errors, each naming the record by list and index: the ErrInvalid *chargenet.Error of
+// inv.Validate, unchanged; an ErrConflict *chargenet.Error with Code conflict for a
+// location id, EVSE uid or evseId that already exists (Param "locations[i].id",
+// "evses[i].uid" or "evses[i].evseId"); an ErrInvalid *chargenet.Error with Code
+// invalid_body and Param "evses[i].locationId" for a location that exists neither in
+// the inventory nor in the database. Of several, the error of the first record (locations
+// before EVSEs) is returned, and for one EVSE a taken uid before a taken evseId before
+// a missing location. Other errors are wrapped driver or context errors, wrapping
+// chargenet.ErrUnavailable if the database cannot be reached.
+func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
+	if err := inv.Validate(); err != nil {
+		return err
+	}
+	err := s.lockedTx(ctx, importLock, func(tx pgx.Tx) error {
+		if err := checkImport(ctx, tx, inv); err != nil {
+			return err
+		}
+		return copyInventory(ctx, tx, inv)
+	})
+	return s.wrap("import", err)
+}
+
+// checkImport returns the error of the first record of inv whose identifier exists in
+// the database already, or whose location exists neither in inv nor in the database.
+func checkImport(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) error {
+	n := len(inv.EVSEs)
+	if len(inv.Locations) == 0 && n == 0 {
+		return nil
+	}
+	locIDs := make([]string, len(inv.Locations))
+	inFile := make(map[string]bool, len(inv.Locations))
+	for i := range inv.Locations {
+		locIDs[i] = inv.Locations[i].ID
+		inFile[locIDs[i]] = true
+	}
+	uids, evseIDs := make([]int64, n), make([]string, n)
+	var refs []string // locations the EVSEs refer to that are not in the file, ...
+	var refAt []int64 // ... and the index of the first EVSE referring to each
+	seen := map[string]bool{}
+	for i := range inv.EVSEs {
+		e := &inv.EVSEs[i]
+		uids[i], evseIDs[i] = e.UID, e.EvseID
+		if id := e.LocationID; id != "" && !inFile[id] && !seen[id] {
+			seen[id] = true
+			refs, refAt = append(refs, id), append(refAt, int64(i))
+		}
+	}
+
+	// Each query returns the lowest 0-based index of a record that fails, or NULL.
+	var b pgx.Batch
+	var locTaken, uidTaken, evseIDTaken, locMissing pgtype.Int8
+	b.Queue(`SELECT min(u.i) - 1 FROM unnest($1::text[]) WITH ORDINALITY AS u(id, i) JOIN locations l ON l.id = u.id`,
+		locIDs).QueryRow(func(r pgx.Row) error { return r.Scan(&locTaken) })
+	b.Queue(`SELECT min(u.i) - 1 FROM unnest($1::bigint[]) WITH ORDINALITY AS u(uid, i) JOIN evses e ON e.uid = u.uid`,
+		uids).QueryRow(func(r pgx.Row) error { return r.Scan(&uidTaken) })
+	b.Queue(`SELECT min(u.i) - 1 FROM unnest($1::text[]) WITH ORDINALITY AS u(evse_id, i) JOIN evses e ON e.evse_id = u.evse_id`,
+		evseIDs).QueryRow(func(r pgx.Row) error { return r.Scan(&evseIDTaken) })
+	b.Queue(`SELECT min(u.i) FROM unnest($1::text[], $2::bigint[]) AS u(id, i) `+
+		`WHERE NOT EXISTS (SELECT 1 FROM locations l WHERE l.id = u.id)`,
+		refs, refAt).QueryRow(func(r pgx.Row) error { return r.Scan(&locMissing) })
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return err
+	}
+
+	if locTaken.Valid {
+		i := locTaken.Int64
+		return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, fmt.Sprintf("locations[%d].id", i),
+			"locations[%d].id: location %q already exists", i, locIDs[i])
+	}
+	first := int64(n)
+	for _, v := range []pgtype.Int8{uidTaken, evseIDTaken, locMissing} {
+		if v.Valid {
+			first = min(first, v.Int64)
+		}
+	}
+	switch i := first; {
+	case uidTaken.Valid && uidTaken.Int64 == i:
+		return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, fmt.Sprintf("evses[%d].uid", i),
+			"evses[%d].uid: EVSE %d already exists", i, uids[i])
+	case evseIDTaken.Valid && evseIDTaken.Int64 == i:
+		return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, fmt.Sprintf("evses[%d].evseId", i),
+			"evses[%d].evseId: an EVSE with evseId %q already exists", i, evseIDs[i])
+	case locMissing.Valid && locMissing.Int64 == i:
+		return chargenet.Errorf(chargenet.ErrInvalid, chargenet.CodeInvalidBody, fmt.Sprintf("evses[%d].locationId", i),
+			"evses[%d].locationId: location %q exists neither in the import nor in the database", i, inv.EVSEs[i].LocationID)
+	}
+	return nil
+}
+
+// copyInventory streams inv into the tables with COPY: locations, then EVSEs, then
+// their connectors.
+func copyInventory(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) error {
+	if len(inv.Locations) > 0 {
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"locations"},
+			[]string{"id", "name", "address", "city", "postal_code", "country", "latitude", "longitude", "time_zone", "last_updated"},
+			pgx.CopyFromSlice(len(inv.Locations), func(i int) ([]any, error) {
+				l := &inv.Locations[i]
+				return []any{l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country, l.Latitude, l.Longitude,
+					l.TimeZone, l.LastUpdated}, nil
+			}))
+		if err != nil {
+			return fmt.Errorf("copying locations: %w", err)
+		}
+	}
+	if len(inv.EVSEs) == 0 {
+		return nil
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"evses"},
+		[]string{"uid", "evse_id", "chargebox_id", "location_id", "status", "last_updated", "version"},
+		pgx.CopyFromSlice(len(inv.EVSEs), func(i int) ([]any, error) {
+			e := &inv.EVSEs[i]
+			return []any{e.UID, e.EvseID, e.ChargeboxID, nullText(e.LocationID), string(e.Status), e.LastUpdated, int64(1)}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("copying evses: %w", err)
+	}
+	i, j := 0, -1 // the connector being copied: inv.EVSEs[i].Connectors[j]
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"connectors"},
+		[]string{"evse_uid", "id", "standard", "format", "power_type", "max_electric_power", "max_amperage", "max_voltage",
+			"tariff_ids", "error_code", "error_info", "error_vendor_code", "deleted_at"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			for j++; i < len(inv.EVSEs) && j >= len(inv.EVSEs[i].Connectors); j = 0 {
+				i++
+			}
+			if i == len(inv.EVSEs) {
+				return nil, nil // end of data
+			}
+			e, c := &inv.EVSEs[i], &inv.EVSEs[i].Connectors[j]
+			tariffs := c.TariffIDs
+			if tariffs == nil {
+				tariffs = []string{} // NOT NULL
+			}
+			var code, info, vendor pgtype.Text
+			if c.Error != nil {
+				code, info, vendor = nullText(string(c.Error.Code)), nullText(c.Error.Info), nullText(c.Error.VendorErrorCode)
+			}
+			var deleted pgtype.Timestamptz
+			if c.DeletedAt != nil {
+				deleted = pgtype.Timestamptz{Time: *c.DeletedAt, Valid: true}
+			}
+			return []any{e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType),
+				c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("copying connectors: %w", err)
+	}
+	return nil
+}
+
+// nullText returns s as text, NULL when empty.
+func nullText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }

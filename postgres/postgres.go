@@ -1,0 +1,292 @@
+// Package postgres is the server store: chargenet.Store over PostgreSQL through a pgx
+// connection pool (github.com/jackc/pgx/v5/pgxpool), for running several replicas on one
+// database.
+//
+// Open applies the embedded migrations; replicas that start together take turns through
+// an advisory lock, so each migration runs once. Every read is one statement or one
+// REPEATABLE READ transaction, so it sees one snapshot: an EVSE's Version always
+// describes the connectors read with it. Writers of an EVSE queue on its row lock
+// (SELECT ... FOR UPDATE). Location ids have the "C" collation, so they compare byte by
+// byte, as in Go and in the SQLite store, whatever the database's default collation:
+// pagination cursors hold ids, and both stores must order them alike.
+//
+// When the database cannot be reached (connection refused, server shutting down,
+// timeouts) methods return an error wrapping a *chargenet.Error of kind
+// chargenet.ErrUnavailable, promptly: connection attempts, idle-connection checks and
+// statements have timeouts (see Options), and TCP keepalive notices a vanished server.
+// A lost connection makes the store discard all its pooled connections, so that once
+// the database is back the next call connects anew: the same Store works again without
+// being reopened.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"path"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Defaults of Options.
+const (
+	// DefaultConnectTimeout bounds one connection attempt when neither Options nor the URL
+	// (connect_timeout) sets a timeout.
+	DefaultConnectTimeout = 5 * time.Second
+	// DefaultStatementTimeout is the server-side statement_timeout when neither Options
+	// nor the URL sets one.
+	DefaultStatementTimeout = 30 * time.Second
+)
+
+// TCP keepalive of the connections: a server that vanished without closing them (a
+// host crash, a network partition) is noticed after about keepAliveIdle +
+// keepAliveCount*keepAliveInterval, even by a query waiting for its answer.
+const (
+	keepAliveIdle     = 15 * time.Second
+	keepAliveInterval = 5 * time.Second
+	keepAliveCount    = 3
+)
+
+// Advisory lock keys (pg_advisory_xact_lock), per database.
+const (
+	migrationLock int64 = 0x6367_6e74_6d69_6772 // "cgntmigr"
+	importLock    int64 = 0x6367_6e74_696d_7074 // "cgntimpt"
+)
+
+// Options tunes the connection pool. A zero field keeps what the URL says (pool_max_conns,
+// pool_min_conns, connect_timeout, statement_timeout, ...) or, if the URL says nothing,
+// the default given for the field.
+type Options struct {
+	// MaxConns is the largest number of open connections. Default: the greater of 4 and
+	// the number of CPUs.
+	MaxConns int32
+	// MinConns is the number of connections kept open while idle. Default 0.
+	MinConns int32
+	// ConnectTimeout bounds one connection attempt: dial, TLS and authentication; it also
+	// bounds the liveness ping of a connection taken from the pool after being idle.
+	// Default DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// StatementTimeout is the server's statement_timeout for every statement except
+	// those of Import and of migrations, which only the context bounds. Negative means
+	// none. Default DefaultStatementTimeout.
+	StatementTimeout time.Duration
+	// MaxConnLifetime is the age at which a connection is replaced. Default 1 hour.
+	MaxConnLifetime time.Duration
+	// MaxConnIdleTime is the idle time after which a connection is closed. Default 30
+	// minutes.
+	MaxConnIdleTime time.Duration
+	// HealthCheckPeriod is the interval of the pool's background check of idle
+	// connections. Default 1 minute.
+	HealthCheckPeriod time.Duration
+}
+
+// apply writes the options into a parsed pool configuration.
+func (o Options) apply(cfg *pgxpool.Config) error {
+	if o.MaxConns < 0 || o.MinConns < 0 {
+		return errors.New("MaxConns and MinConns must not be negative")
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	if o.MinConns > 0 {
+		cfg.MinConns = o.MinConns
+	}
+	if cfg.MinConns > cfg.MaxConns {
+		return fmt.Errorf("MinConns %d is greater than MaxConns %d", cfg.MinConns, cfg.MaxConns)
+	}
+	cc := cfg.ConnConfig
+	switch {
+	case o.ConnectTimeout > 0:
+		cc.ConnectTimeout = o.ConnectTimeout
+	case cc.ConnectTimeout <= 0:
+		cc.ConnectTimeout = DefaultConnectTimeout
+	}
+	cfg.PingTimeout = cc.ConnectTimeout
+	cc.DialFunc = (&net.Dialer{
+		Timeout: cc.ConnectTimeout,
+		KeepAliveConfig: net.KeepAliveConfig{
+			Enable: true, Idle: keepAliveIdle, Interval: keepAliveInterval, Count: keepAliveCount,
+		},
+	}).DialContext
+	if _, inURL := cc.RuntimeParams["statement_timeout"]; o.StatementTimeout != 0 || !inURL {
+		st := o.StatementTimeout
+		if st == 0 {
+			st = DefaultStatementTimeout
+		}
+		if st < 0 {
+			st = 0 // PostgreSQL: no timeout
+		}
+		cc.RuntimeParams["statement_timeout"] = strconv.FormatInt(st.Milliseconds(), 10)
+	}
+	if _, ok := cc.RuntimeParams["application_name"]; !ok {
+		cc.RuntimeParams["application_name"] = "chargenet"
+	}
+	if o.MaxConnLifetime > 0 {
+		cfg.MaxConnLifetime = o.MaxConnLifetime
+	}
+	if o.MaxConnIdleTime > 0 {
+		cfg.MaxConnIdleTime = o.MaxConnIdleTime
+	}
+	if o.HealthCheckPeriod > 0 {
+		cfg.HealthCheckPeriod = o.HealthCheckPeriod
+	}
+	return nil
+}
+
+// Store is a chargenet.Store over a PostgreSQL database. Create it with Open; it is safe
+// for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ chargenet.Store = (*Store)(nil)
+
+// Open connects to the database at url (a postgres:// URL or a key=value connection
+// string), applies the pending migrations (see Migrate) and returns the store.
+//
+// Errors: an error wrapping chargenet.ErrUnavailable if the database cannot be reached;
+// a wrapped parse error for a malformed url or invalid opts; otherwise the wrapped
+// error of the failed migration. No pool is left open when Open fails.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err) // pgconn redacts the password
+	}
+	if err := opts.apply(cfg); err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, wrapError("open", err)
+	}
+	s := &Store{pool: pool}
+	if err := s.Migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes every connection, waiting for those in use to be released. Later calls
+// of the store's methods fail with chargenet.ErrUnavailable. Calling Close again does
+// nothing. It returns nil.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Ping checks that the database answers a query on a pooled connection. Any failure,
+// including ctx's end, is returned as an error wrapping chargenet.ErrUnavailable and
+// the cause.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		if connectionLost(err) {
+			s.pool.Reset()
+		}
+		return unavailable("ping", err)
+	}
+	return nil
+}
+
+// Migration is a schema migration recorded in the migrations table.
+type Migration struct {
+	Name      string // file name, as in "0001_init.sql"
+	AppliedAt time.Time
+}
+
+// Migrate applies, in file name order, each embedded migration that the migrations
+// table does not record yet, each in its own transaction together with its record.
+// Every transaction first takes an advisory lock, so stores migrating the same database
+// at once (replicas starting together) apply each migration exactly once; applied
+// migrations are skipped, so calling Migrate again is a no-op. Open calls it.
+//
+// Errors: an error wrapping chargenet.ErrUnavailable if the database cannot be reached;
+// otherwise the wrapped error of the failed migration, which is rolled back.
+func (s *Store) Migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	slices.Sort(names)
+	err = s.lockedTx(ctx, migrationLock, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS migrations (
+			name       text PRIMARY KEY,
+			applied_at timestamptz NOT NULL DEFAULT now()
+		)`)
+		return err
+	})
+	if err != nil {
+		return s.wrap("migrate: creating the migrations table", err)
+	}
+	for _, name := range names {
+		if err := s.migrate(ctx, name); err != nil {
+			return s.wrap("migration "+path.Base(name), err)
+		}
+	}
+	return nil
+}
+
+// migrate applies one migration file unless it is recorded already.
+func (s *Store) migrate(ctx context.Context, name string) error {
+	body, err := migrationFiles.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	base := path.Base(name)
+	return s.lockedTx(ctx, migrationLock, func(tx pgx.Tx) error {
+		var done bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM migrations WHERE name = $1)`, base).Scan(&done); err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, string(body)); err != nil { // no arguments: simple protocol, several statements
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO migrations (name) VALUES ($1)`, base)
+		return err
+	})
+}
+
+// lockedTx runs fn in a transaction that holds the advisory lock key from its start to
+// its end. The transaction's statements, the wait for the lock included, have no
+// statement_timeout: they are bulk work (migrations, imports) that ctx bounds.
+func (s *Store) lockedTx(ctx context.Context, key int64, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = 0`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// Migrations returns the applied migrations in name order. Errors are wrapped driver
+// errors, wrapping chargenet.ErrUnavailable if the database cannot be reached.
+func (s *Store) Migrations(ctx context.Context) ([]Migration, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name, applied_at FROM migrations ORDER BY name`)
+	if err != nil {
+		return nil, s.wrap("migrations", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Migration, error) {
+		var m Migration
+		err := row.Scan(&m.Name, &m.AppliedAt)
+		m.AppliedAt = m.AppliedAt.UTC()
+		return m, err
+	})
+	return out, s.wrap("migrations", err)
+}
