@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chargenet/chargenet/server"
+)
+
+// errUsage marks command-line mistakes (exit status 2).
+var errUsage = errors.New("usage")
+
+// config is the configuration of `chargenet serve` and the database commands: flags,
+// each with a CHARGENET_* environment fallback, checked by Validate.
+type config struct {
+	Addr            string
+	Database        string
+	CursorSecret    string
+	Demo            bool
+	APIKeys         []string
+	ShutdownTimeout time.Duration
+	LogLevel        string
+	DBMaxConns      int
+	KeyCacheTTL     time.Duration
+	RateLimit       string
+}
+
+// bindFlags registers the flags on fs with defaults taken from the environment.
+func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve bool) {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	fs.StringVar(&c.Database, "database", env("CHARGENET_DATABASE", "sqlite:data/chargenet.db"),
+		"database: sqlite:PATH (embedded, the default) or postgres://USER@HOST:PORT/DB (env CHARGENET_DATABASE)")
+	maxConns, _ := strconv.Atoi(env("CHARGENET_DB_MAX_CONNS", "0"))
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", maxConns, "PostgreSQL pool size; 0 picks the default (env CHARGENET_DB_MAX_CONNS)")
+	if !serve {
+		return
+	}
+	fs.StringVar(&c.Addr, "addr", env("CHARGENET_ADDR", "127.0.0.1:8080"), "listen address (env CHARGENET_ADDR)")
+	fs.StringVar(&c.CursorSecret, "cursor-secret", env("CHARGENET_CURSOR_SECRET", ""),
+		"secret signing pagination cursors, at least 32 characters; replicas must share it. Empty: generated once and kept in the database (env CHARGENET_CURSOR_SECRET)")
+	fs.BoolVar(&c.Demo, "demo", env("CHARGENET_DEMO", "") == "true", "load the demo inventory if the database is empty (env CHARGENET_DEMO=true)")
+	if keys := getenv("CHARGENET_API_KEYS"); keys != "" {
+		for _, k := range strings.Split(keys, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				c.APIKeys = append(c.APIKeys, k)
+			}
+		}
+	}
+	shutdown, _ := time.ParseDuration(env("CHARGENET_SHUTDOWN_TIMEOUT", "10s"))
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", shutdown, "how long to drain in-flight requests on SIGINT/SIGTERM (env CHARGENET_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&c.LogLevel, "log-level", env("CHARGENET_LOG_LEVEL", "info"), "debug, info, warn or error (env CHARGENET_LOG_LEVEL)")
+	ttl, _ := time.ParseDuration(env("CHARGENET_KEY_CACHE_TTL", "5s"))
+	fs.StringVar(&c.RateLimit, "rate-limit", env("CHARGENET_RATE_LIMIT", "6000/1m"),
+		"requests allowed per API key and window on this instance, as N/DURATION; 0 disables (env CHARGENET_RATE_LIMIT)")
+	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", ttl, "how long a checked API key is trusted before the database is asked again; a revoked key stops working within it (env CHARGENET_KEY_CACHE_TTL)")
+}
+
+// Validate checks the configuration and returns the first problem found.
+func (c *config) Validate() error {
+	if _, _, err := parseDatabase(c.Database); err != nil {
+		return err
+	}
+	if c.DBMaxConns < 0 {
+		return fmt.Errorf("--db-max-conns %d must not be negative", c.DBMaxConns)
+	}
+	if c.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+			return fmt.Errorf("--addr %q is not HOST:PORT: %v", c.Addr, err)
+		}
+	}
+	if c.CursorSecret != "" && len(c.CursorSecret) < 32 {
+		return errors.New("--cursor-secret must be at least 32 characters")
+	}
+	if c.ShutdownTimeout <= 0 && c.Addr != "" {
+		return errors.New("--shutdown-timeout must be positive")
+	}
+	for _, k := range c.APIKeys {
+		if len(k) < 16 {
+			return errors.New("CHARGENET_API_KEYS: every key must be at least 16 characters")
+		}
+	}
+	if c.Addr != "" && c.KeyCacheTTL < 0 {
+		return errors.New("--key-cache-ttl must not be negative")
+	}
+	if c.Addr != "" {
+		if _, err := parseRateLimit(c.RateLimit); err != nil {
+			return err
+		}
+	}
+	switch c.LogLevel {
+	case "", "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("--log-level %q must be debug, info, warn or error", c.LogLevel)
+	}
+	return nil
+}
+
+// parseDatabase splits a --database value into its kind ("sqlite" or "postgres") and
+// the path or URL the store opens.
+func parseDatabase(s string) (kind, target string, err error) {
+	switch {
+	case strings.HasPrefix(s, "sqlite:"):
+		if p := strings.TrimPrefix(s, "sqlite:"); p != "" {
+			return "sqlite", p, nil
+		}
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		return "postgres", s, nil
+	}
+	return "", "", fmt.Errorf("--database %q must be sqlite:PATH or a postgres:// URL", s)
+}
+
+// parseRateLimit reads N/DURATION (for example 6000/1m); "0" disables limiting.
+func parseRateLimit(s string) (server.RateLimit, error) {
+	if s == "0" {
+		return server.RateLimit{}, nil
+	}
+	n, d, ok := strings.Cut(s, "/")
+	requests, err1 := strconv.Atoi(n)
+	window, err2 := time.ParseDuration(d)
+	if !ok || err1 != nil || err2 != nil || requests < 1 || window <= 0 {
+		return server.RateLimit{}, fmt.Errorf("--rate-limit %q must be N/DURATION, as in 6000/1m, or 0", s)
+	}
+	return server.RateLimit{Requests: requests, Window: window}, nil
+}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/internal/apitest"
+	"github.com/chargenet/chargenet/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const devKey = "cli-test-key-0123456789"
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine to write while tests read.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// serving runs `chargenet serve ARGS...` until the test ends or stop is called.
+type serving struct {
+	base string
+	stop func() error
+	out  *syncBuffer
+}
+
+func startServe(t *testing.T, vars map[string]string, args ...string) *serving {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"chargenet", "serve", "--addr", addr}, args...), env(vars), out, out)
+	}()
+	base := "http://" + addr
+	require.Eventually(t, func() bool {
+		res, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == 200
+	}, 10*time.Second, 20*time.Millisecond, "server did not come up: %s", out.String())
+	var once sync.Once
+	var runErr error
+	s := &serving{base: base, out: out, stop: func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(15 * time.Second):
+				runErr = errors.New("serve did not stop")
+			}
+		})
+		return runErr
+	}}
+	t.Cleanup(func() { _ = s.stop() })
+	return s
+}
+
+var client = &http.Client{Timeout: 10 * time.Second}
+
+func (s *serving) call(t *testing.T, method, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+devKey)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := (&http.Client{Timeout: 10 * time.Second, Transport: apitest.Transport(t, nil)}).Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res, b
+}
+
+func TestUsage(t *testing.T) {
+	var out, errOut bytes.Buffer
+	tests := []struct {
+		args []string
+		want error
+	}{
+		{[]string{"chargenet"}, errUsage},
+		{[]string{"chargenet", "frobnicate"}, errUsage},
+		{[]string{"chargenet", "serve", "--addr", "nonsense"}, errUsage},
+		{[]string{"chargenet", "serve", "--database", "mysql://x"}, errUsage},
+		{[]string{"chargenet", "serve", "--cursor-secret", "short"}, errUsage},
+		{[]string{"chargenet", "serve", "--log-level", "loud"}, errUsage},
+		{[]string{"chargenet", "serve", "--rate-limit", "many"}, errUsage},
+		{[]string{"chargenet", "serve", "--rate-limit", "0/1m"}, errUsage},
+		{[]string{"chargenet", "serve", "--no-such-flag"}, errUsage},
+		{[]string{"chargenet", "import"}, errUsage},
+		{[]string{"chargenet", "apikey"}, errUsage},
+		{[]string{"chargenet", "apikey", "create"}, errUsage},
+		{[]string{"chargenet", "apikey", "create", "--name", "x", "--scope", "root"}, errUsage},
+		{[]string{"chargenet", "apikey", "revoke"}, errUsage},
+		{[]string{"chargenet", "help"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			err := run(context.Background(), tt.args, env(nil), &out, &errOut)
+			if tt.want == nil {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, tt.want)
+			}
+		})
+	}
+	assert.Contains(t, out.String(), "chargenet serve")
+	err := run(context.Background(), []string{"chargenet", "serve"}, env(map[string]string{"CHARGENET_API_KEYS": "short"}), &out, &errOut)
+	assert.ErrorIs(t, err, errUsage, "development keys shorter than 16 characters are refused")
+}
+
+func TestServeRestartKeepsDataAndCursors(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "data", "chargenet.db")
+	vars := map[string]string{"CHARGENET_API_KEYS": devKey, "CHARGENET_DATABASE": db}
+	s := startServe(t, vars, "--demo")
+	res, body := s.call(t, http.MethodPatch, "/v2/evses/1001/connectors/1", `{"maxElectricPower": 11}`)
+	require.Equal(t, 200, res.StatusCode, string(body))
+	_, body = s.call(t, http.MethodGet, "/v1/locations?limit=50", "")
+	var page gen.LocationPage
+	require.NoError(t, json.Unmarshal(body, &page))
+	require.NotNil(t, page.Pagination.NextCursor)
+	res, _ = s.call(t, http.MethodGet, "/v1/locations", "")
+	assert.Equal(t, 200, res.StatusCode)
+	require.NoError(t, s.stop(), "SIGTERM-like cancellation drains and returns nil")
+	assert.Contains(t, s.out.String(), `"msg":"request"`, "structured request log")
+	assert.Contains(t, s.out.String(), `"status":200`)
+	assert.NotContains(t, s.out.String(), devKey, "the log never contains keys")
+
+	s2 := startServe(t, vars, "--demo")
+	res, body = s2.call(t, http.MethodGet, "/v2/evses/1001", "")
+	require.Equal(t, 200, res.StatusCode)
+	var e gen.EVSE
+	require.NoError(t, json.Unmarshal(body, &e))
+	assert.Equal(t, 11.0, e.Connectors[0].MaxElectricPower, "the update survived the restart")
+	res, body = s2.call(t, http.MethodGet, "/v1/locations?limit=50&cursor="+url.QueryEscape(*page.Pagination.NextCursor), "")
+	require.Equal(t, 200, res.StatusCode, "a cursor from before the restart is still valid: %s", body)
+	var page2 gen.LocationPage
+	require.NoError(t, json.Unmarshal(body, &page2))
+	assert.Equal(t, "LOC-0051", page2.Data[0].Id)
+	_, body = s2.call(t, http.MethodGet, "/v1/locations?limit=100&cursor="+url.QueryEscape(*page2.Pagination.NextCursor), "")
+	var page3 gen.LocationPage
+	require.NoError(t, json.Unmarshal(body, &page3))
+	assert.Len(t, page3.Data, 20, "--demo on a non-empty database loads nothing twice")
+}
+
+func writeFile(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	p := filepath.Join(t.TempDir(), "inventory.json")
+	require.NoError(t, os.WriteFile(p, b, 0o600))
+	return p
+}
+
+func demoFile(t *testing.T) map[string]any {
+	t.Helper()
+	inv := chargenet.DemoInventory(time.Now())
+	var locs []gen.Location
+	for i := range inv.Locations {
+		locs = append(locs, server.LocationToAPI(&inv.Locations[i]))
+	}
+	var evses []gen.EVSE
+	for i := range inv.EVSEs {
+		evses = append(evses, server.EVSEToAPI(&inv.EVSEs[i]))
+	}
+	return map[string]any{"locations": locs, "evses": evses}
+}
+
+func TestImport(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "chargenet.db")
+	vars := map[string]string{"CHARGENET_DATABASE": db, "CHARGENET_API_KEYS": devKey}
+
+	bad := demoFile(t)
+	evses := bad["evses"].([]gen.EVSE)
+	evses[2].EvseId = "not-an-evse-id"
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"chargenet", "import", writeFile(t, bad)}, env(vars), &out, &errOut)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "evses[2].evseId")
+
+	bad = demoFile(t)
+	evses = bad["evses"].([]gen.EVSE)
+	evses[4].Connectors[0].Standard = "CHADEMO" // on an AC connector
+	err = run(context.Background(), []string{"chargenet", "import", writeFile(t, bad)}, env(vars), &out, &errOut)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "evses[4]", "the first bad record is named")
+
+	require.NoError(t, run(context.Background(), []string{"chargenet", "import", writeFile(t, demoFile(t))}, env(vars), &out, &errOut))
+	assert.Contains(t, out.String(), "imported 120 locations and 40 EVSEs")
+	err = run(context.Background(), []string{"chargenet", "import", writeFile(t, demoFile(t))}, env(vars), &out, &errOut)
+	require.Error(t, err, "importing the same records twice conflicts")
+	assert.Contains(t, err.Error(), "nothing imported")
+
+	s := startServe(t, vars)
+	_, body := s.call(t, http.MethodGet, "/v1/locations?limit=100", "")
+	var page gen.LocationPage
+	require.NoError(t, json.Unmarshal(body, &page))
+	assert.Len(t, page.Data, 100)
+	assert.True(t, page.Pagination.HasMore)
+}
+
+func TestAPIKeyCommands(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	vars := map[string]string{"CHARGENET_DATABASE": "sqlite:" + path}
+	var out, errOut bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"chargenet", "migrate"}, env(vars), &out, &errOut))
+	assert.Contains(t, out.String(), "up to date")
+	out.Reset()
+	require.NoError(t, run(context.Background(), []string{"chargenet", "apikey", "create", "--name", "partner-a"}, env(vars), &out, &errOut))
+	key := strings.TrimSpace(out.String())
+	require.True(t, strings.HasPrefix(key, "cn_"), key)
+	err := run(context.Background(), []string{"chargenet", "apikey", "create", "--name", "partner-a"}, env(vars), &out, &errOut)
+	assert.ErrorIs(t, err, chargenet.ErrConflict, "names are unique")
+
+	s := startServe(t, vars)
+	req, _ := http.NewRequest(http.MethodGet, s.base+"/v1/locations", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, 200, res.StatusCode, "the created key works")
+	require.NoError(t, s.stop())
+
+	raw := readAll(t, filepath.Dir(path))
+	assert.NotContains(t, raw, key, "only the hash of a key is stored")
+
+	require.NoError(t, run(context.Background(), []string{"chargenet", "apikey", "revoke", "partner-a"}, env(vars), &out, &errOut))
+	err = run(context.Background(), []string{"chargenet", "apikey", "revoke", "partner-a"}, env(vars), &out, &errOut)
+	assert.ErrorIs(t, err, chargenet.ErrNotFound)
+	s = startServe(t, vars)
+	req, _ = http.NewRequest(http.MethodGet, s.base+"/v1/locations", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err = client.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, 403, res.StatusCode, "a revoked key is refused")
+	require.NoError(t, s.stop())
+}
+
+// readAll concatenates every file of the database directory (main file, WAL, SHM).
+func readAll(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var all strings.Builder
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		all.Write(b)
+	}
+	require.Greater(t, all.Len(), 0, fmt.Sprintf("database files in %s", dir))
+	return all.String()
+}

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/postgres"
+	"github.com/chargenet/chargenet/server"
+	"github.com/chargenet/chargenet/sqlite"
+)
+
+const usage = `chargenet: the Charging Network Integration API
+
+Usage:
+  chargenet serve [flags]                  run the HTTP service
+  chargenet import [flags] FILE            load {"locations":[...],"evses":[...]} in one transaction
+  chargenet migrate [flags]                apply the database migrations
+  chargenet apikey create --name NAME [--scope partner|ingest] [flags]
+                                           create an API key and print it (once)
+  chargenet apikey revoke [flags] NAME     revoke an API key
+  chargenet help                           show this text
+
+Run "chargenet COMMAND -h" for the flags of a command.
+`
+
+// run is the whole program: main only supplies the process's arguments, environment and
+// streams, so tests call run exactly as a user calls the binary.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) < 2 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("%w: missing command", errUsage)
+	}
+	cmd, rest := args[1], args[2:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, getenv, stdout, stderr)
+	case "import":
+		return importCmd(ctx, rest, getenv, stdout, stderr)
+	case "migrate":
+		return migrate(ctx, rest, getenv, stdout, stderr)
+	case "apikey":
+		return apikey(ctx, rest, getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
+}
+
+// parse parses a command's flags into a validated config.
+func parse(name string, args []string, getenv func(string) string, stderr io.Writer, serve bool, extra func(*flag.FlagSet)) (*config, *flag.FlagSet, error) {
+	fs := flag.NewFlagSet("chargenet "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := &config{}
+	cfg.bindFlags(fs, getenv, serve)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, flag.ErrHelp
+		}
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return cfg, fs, nil
+}
+
+// openStore opens (and migrates) the configured database.
+func openStore(ctx context.Context, cfg *config) (chargenet.Store, error) {
+	kind, target, err := parseDatabase(cfg.Database)
+	if err != nil {
+		return nil, err
+	}
+	if kind == "postgres" {
+		return postgres.Open(ctx, target, postgres.Options{MaxConns: int32(cfg.DBMaxConns)})
+	}
+	return sqlite.Open(ctx, target)
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level)) // validated by config.Validate; "" is info
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, _, err := parse("serve", args, getenv, stderr, true, nil)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	log := newLogger(stdout, cfg.LogLevel)
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("opening the database: %w", err)
+	}
+	defer func() { _ = store.Close() }()
+
+	secret := cfg.CursorSecret
+	if secret == "" {
+		var b [32]byte
+		_, _ = rand.Read(b[:])
+		if secret, err = store.Setting(ctx, "cursor_secret", hex.EncodeToString(b[:])); err != nil {
+			return fmt.Errorf("reading the cursor secret: %w", err)
+		}
+	}
+	if cfg.Demo {
+		loaded, err := loadDemo(ctx, store)
+		if err != nil {
+			return fmt.Errorf("loading the demo inventory: %w", err)
+		}
+		if loaded {
+			log.Info("demo inventory loaded", "locations", 120, "evses", 40)
+		}
+	}
+	keys := server.NewKeys(store, cfg.APIKeys)
+	keys.CacheTTL = cfg.KeyCacheTTL
+	limit, _ := parseRateLimit(cfg.RateLimit) // checked by Validate
+	handler, err := server.New(server.Config{
+		Store:     store,
+		Keys:      keys,
+		Cursors:   chargenet.NewCursorCodec([]byte(secret)),
+		Logger:    log,
+		RateLimit: &limit,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	kind, _, _ := parseDatabase(cfg.Database)
+	log.Info("listening", "addr", "http://"+ln.Addr().String(), "database", kind)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "drain_timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("draining requests: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// loadDemo imports the demo inventory if the database holds no location and no EVSE.
+func loadDemo(ctx context.Context, store chargenet.Store) (bool, error) {
+	locs, err := store.ListLocations(ctx, chargenet.Seek[string]{Limit: 1})
+	if err != nil {
+		return false, err
+	}
+	evses, err := store.ListEVSEs(ctx, chargenet.Seek[int64]{Limit: 1})
+	if err != nil {
+		return false, err
+	}
+	if len(locs) > 0 || len(evses) > 0 {
+		return false, nil
+	}
+	return true, store.Import(ctx, chargenet.DemoInventory(time.Now()))
+}
+
+func importCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, fs, err := parse("import", args, getenv, stderr, false, nil)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: import needs exactly one FILE", errUsage)
+	}
+	f, err := os.Open(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	inv, err := server.DecodeInventory(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fs.Arg(0), err)
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("opening the database: %w", err)
+	}
+	defer func() { _ = store.Close() }()
+	start := time.Now()
+	if err := store.Import(ctx, inv); err != nil {
+		return fmt.Errorf("%s: nothing imported: %w", fs.Arg(0), err)
+	}
+	fmt.Fprintf(stdout, "imported %d locations and %d EVSEs in %s\n", len(inv.Locations), len(inv.EVSEs), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, _, err := parse("migrate", args, getenv, stderr, false, nil)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	store, err := openStore(ctx, cfg) // opening applies the migrations
+	if err != nil {
+		return fmt.Errorf("migrating: %w", err)
+	}
+	fmt.Fprintln(stdout, "database is up to date")
+	return store.Close()
+}
+
+func apikey(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "create" && args[0] != "revoke") {
+		return fmt.Errorf("%w: apikey needs a subcommand: create or revoke", errUsage)
+	}
+	var name, scope string
+	cfg, fs, err := parse("apikey "+args[0], args[1:], getenv, stderr, false, func(fs *flag.FlagSet) {
+		if args[0] == "create" {
+			fs.StringVar(&name, "name", "", "name of the key (required, unique)")
+			fs.StringVar(&scope, "scope", chargenet.ScopePartner, "partner (the public API) or ingest (charge-box status ingestion)")
+		}
+	})
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if args[0] == "revoke" {
+		if fs.NArg() != 1 {
+			return fmt.Errorf("%w: apikey revoke needs exactly one NAME", errUsage)
+		}
+		name = fs.Arg(0)
+	} else if name == "" || fs.NArg() != 0 {
+		return fmt.Errorf("%w: apikey create needs --name NAME and no other argument", errUsage)
+	} else if scope != chargenet.ScopePartner && scope != chargenet.ScopeIngest {
+		return fmt.Errorf("%w: --scope %q must be partner or ingest", errUsage, scope)
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("opening the database: %w", err)
+	}
+	defer func() { _ = store.Close() }()
+	if args[0] == "revoke" {
+		if err := store.RevokeAPIKey(ctx, name, time.Now().UTC()); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked API key %q\n", name)
+		return nil
+	}
+	key := server.NewAPIKey()
+	if err := store.CreateAPIKey(ctx, chargenet.APIKey{Name: name, Hash: chargenet.HashAPIKey(key), Scope: scope, CreatedAt: time.Now().UTC()}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "API key %q created (scope %s). It is shown only now; store it safely:\n", name, scope)
+	fmt.Fprintln(stdout, key)
+	return nil
+}
