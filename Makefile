@@ -16,7 +16,7 @@ RELEASED_SPEC := openapi/released/2.10.0.yaml
 DEV_KEY ?= dev-key-change-me-0123456789
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm help
+.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm help clients docs-check prism-check
 
 all: build
 
@@ -69,8 +69,18 @@ breaking: $(BIN)/oasdiff ## fail on any breaking change against the released con
 	@scripts/breaking-selftest.sh $(RELEASED_SPEC)
 
 go-test: ## go test -race over every package (PostgreSQL suites against a throw-away cluster)
-	eval "$$(scripts/pg-test-cluster.sh start)"; \
+	env=$$(scripts/pg-test-cluster.sh start) && eval "$$env"; \
 	trap 'scripts/pg-test-cluster.sh stop "$$CHARGENET_PG_DIR"' EXIT; \
 	$(GO) test -race -count=1 ./...
 
-test: check-generated lint lint-spec breaking go-test ## everything CI runs
+clients: ## TypeScript partner proof: openapi-typescript types, tsc --strict, run against a live server
+	scripts/ts-partner.sh
+
+docs-check: ## load /docs in headless Chromium and find every operation of the spec
+	scripts/docs-check.sh
+
+prism-check: tools-npm ## replay a partner scenario through Prism's validation proxy
+	scripts/prism-check.sh
+	scripts/prism-check.sh --selftest
+
+test: check-generated lint lint-spec breaking go-test clients docs-check prism-check ## everything CI runs

@@ -73,7 +73,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	for _, t := range types {
 		s.eventTypes.EventTypes = append(s.eventTypes.EventTypes, gen.EventType{Type: t.Type, ApiVersions: t.APIVersions, Latest: t.Latest})
 	}
-	doc, err := gen.GetSwagger()
+	doc, err := gen.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("server: loading the embedded contract: %w", err)
 	}
@@ -111,6 +111,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.GET("/openapi.yaml", func(c echo.Context) error {
 		return c.Blob(http.StatusOK, "application/yaml", openapi.Spec)
 	})
+	registerDocs(e) // GET /docs/: the API reference (Swagger UI over /openapi.yaml), unauthenticated
 
 	api := e.Group("", bodyLimitMiddleware(cfg.BodyLimit), v.middleware)
 	gen.RegisterHandlers(api, gen.NewStrictHandler(s, nil))

@@ -1,0 +1,342 @@
+// A partner's client of the Charging Network Integration API, written the way a partner
+// would: types generated from the published contract (openapi/openapi.yaml) by
+// openapi-typescript, calls made with openapi-fetch. It runs a scenario against a live
+// service and exits non-zero, listing every failed check, if the service does not behave
+// as the contract says. scripts/ts-partner.sh runs it against `chargenet serve --demo`.
+//
+// Environment:
+//   CHARGENET_URL              base URL of the service (required), e.g. http://127.0.0.1:8080
+//   CHARGENET_API_KEY          a partner API key (required)
+//   CHARGENET_LOCATIONS        number of locations expected (default 120, the demo inventory)
+//   CHARGENET_EVSES            number of EVSEs expected (default 40, the demo inventory)
+//   CHARGENET_TIMEOUT_MS       timeout of each request (default 10000)
+
+import createClient, { type Middleware } from "openapi-fetch";
+import type { components, paths } from "./schema.d.ts";
+
+type Location = components["schemas"]["Location"];
+type EVSE = components["schemas"]["EVSE"];
+type Connector = components["schemas"]["Connector"];
+type ApiError = components["schemas"]["Error"];
+type Pagination = components["schemas"]["Pagination"];
+
+// ---------------------------------------------------------------------------------------
+// Checks: every check prints one line; a failed one is remembered and fails the run.
+
+const failures: string[] = [];
+let passed = 0;
+
+function check(ok: boolean, what: string, detail?: unknown): boolean {
+  if (ok) {
+    passed++;
+    console.log(`  ok    ${what}`);
+  } else {
+    const d = detail === undefined ? "" : `: ${typeof detail === "string" ? detail : JSON.stringify(detail)}`;
+    failures.push(`${what}${d}`);
+    console.log(`  FAIL  ${what}${d}`);
+  }
+  return ok;
+}
+
+function equal<T>(got: T, want: T, what: string): boolean {
+  return check(JSON.stringify(got) === JSON.stringify(want), what, `got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+}
+
+/** Fatal stops the scenario: later steps depend on what failed. */
+class Fatal extends Error {}
+
+function must<T>(value: T | undefined, what: string, detail?: unknown): T {
+  if (value === undefined) {
+    check(false, what, detail);
+    throw new Fatal(what);
+  }
+  check(true, what);
+  return value;
+}
+
+function env(name: string, fallback?: string): string {
+  const v = process.env[name] ?? fallback;
+  if (v === undefined || v === "") {
+    console.error(`partner: environment variable ${name} is required`);
+    process.exit(2);
+  }
+  return v;
+}
+
+function intEnv(name: string, fallback: number): number {
+  const raw = env(name, String(fallback));
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) {
+    console.error(`partner: ${name}=${raw} is not a non-negative integer`);
+    process.exit(2);
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------
+// Clients.
+
+const baseUrl = env("CHARGENET_URL").replace(/\/+$/, "");
+const apiKey = env("CHARGENET_API_KEY");
+const expectedLocations = intEnv("CHARGENET_LOCATIONS", 120);
+const expectedEvses = intEnv("CHARGENET_EVSES", 40);
+const timeoutMs = intEnv("CHARGENET_TIMEOUT_MS", 10_000);
+
+let requests = 0;
+
+/** Every response, success or not, must carry X-Request-Id (contract: Errors). */
+const requestIdCheck: Middleware = {
+  onResponse({ request, response }) {
+    requests++;
+    if (!response.headers.get("X-Request-Id")) {
+      check(false, `${request.method} ${new URL(request.url).pathname} carries X-Request-Id`, `status ${response.status}`);
+    }
+  },
+};
+
+function newClient(authorization?: string) {
+  const client = createClient<paths>({
+    baseUrl,
+    headers: authorization === undefined ? {} : { Authorization: authorization },
+    fetch: (request: Request) => fetch(request, { signal: AbortSignal.timeout(timeoutMs) }),
+  });
+  client.use(requestIdCheck);
+  return client;
+}
+
+const api = newClient(`Bearer ${apiKey}`);
+const anonymous = newClient();
+
+/** Checks an error answer against the documented Error schema and X-Request-Id. */
+function checkError(
+  what: string,
+  response: Response,
+  body: ApiError | undefined,
+  status: number,
+  code: string,
+  param?: string,
+): void {
+  equal(response.status, status, `${what}: status`);
+  if (!check(body !== undefined && typeof body === "object", `${what}: JSON Error body`, body)) return;
+  const e = body as ApiError;
+  equal(e.code, code, `${what}: code`);
+  if (param !== undefined) equal(e.param, param, `${what}: param`);
+  check(typeof e.message === "string" && e.message.length > 0, `${what}: message is a non-empty string`, e.message);
+  const rid = response.headers.get("X-Request-Id");
+  check(typeof e.requestId === "string" && e.requestId !== "" && e.requestId === rid, `${what}: requestId equals X-Request-Id`, {
+    requestId: e.requestId,
+    header: rid,
+  });
+  const extra = Object.keys(e).filter((k) => !["code", "message", "param", "requestId"].includes(k));
+  equal(extra, [], `${what}: no undocumented Error fields`);
+}
+
+function checkPagination(what: string, p: Pagination, first: boolean): void {
+  equal(p.has_more, p.next_cursor !== null, `${what}: has_more is true exactly when next_cursor is set`);
+  if (first) equal(p.previous_cursor, null, `${what}: first page has no previous_cursor`);
+  else check(typeof p.previous_cursor === "string" && p.previous_cursor !== "", `${what}: previous_cursor is set`, p.previous_cursor);
+}
+
+// ---------------------------------------------------------------------------------------
+// Steps.
+
+interface Page<T> {
+  cursor: string | undefined;
+  items: T[];
+  pagination: Pagination;
+}
+
+async function walkLocations(limit: number): Promise<Page<Location>[]> {
+  console.log(`GET /v1/locations: every page, limit ${limit}, following next_cursor`);
+  const pages: Page<Location>[] = [];
+  let cursor: string | undefined;
+  const maxPages = Math.ceil(expectedLocations / limit) + 5;
+  for (;;) {
+    const { data, error, response } = await api.GET("/v1/locations", {
+      params: { query: cursor === undefined ? { limit } : { limit, cursor } },
+    });
+    const page = must(data, `page ${pages.length + 1}: 200 with a LocationPage`, error ?? response.status);
+    check(page.data.length <= limit, `page ${pages.length + 1}: at most ${limit} items`, page.data.length);
+    checkPagination(`page ${pages.length + 1}`, page.pagination, pages.length === 0);
+    pages.push({ cursor, items: page.data, pagination: page.pagination });
+    if (page.pagination.next_cursor === null) break;
+    cursor = page.pagination.next_cursor;
+    if (pages.length > maxPages) {
+      check(false, `the walk ends within ${maxPages} pages`);
+      throw new Fatal("endless walk");
+    }
+  }
+  const ids = pages.flatMap((p) => p.items.map((l) => l.id));
+  const seen = new Map<string, number>();
+  for (const id of ids) seen.set(id, (seen.get(id) ?? 0) + 1);
+  const dupes = [...seen].filter(([, n]) => n > 1).map(([id]) => id);
+  equal(dupes, [], "every location id appears at most once");
+  equal(ids.length, expectedLocations, `the walk returns ${expectedLocations} locations`);
+  equal(seen.size, expectedLocations, `the walk returns ${expectedLocations} distinct ids`);
+  const sorted = [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  equal(ids, sorted, "locations come in ascending id order");
+  check(pages.length >= 2, "the walk spans several pages", pages.length);
+  const last = pages[pages.length - 1];
+  if (last) equal(last.pagination.has_more, false, "last page: has_more is false");
+  return pages;
+}
+
+async function walkBack(pages: Page<Location>[], limit: number): Promise<void> {
+  console.log("GET /v1/locations: back from the last page, following previous_cursor");
+  let current = pages[pages.length - 1];
+  for (let i = pages.length - 2; i >= 0 && current; i--) {
+    const prev = current.pagination.previous_cursor;
+    if (prev === null) {
+      check(false, `page ${i + 2} has a previous_cursor`);
+      return;
+    }
+    const { data, error, response } = await api.GET("/v1/locations", {
+      params: { query: { limit, cursor: prev } },
+    });
+    const page = must(data, `previous of page ${i + 2}: 200`, error ?? response.status);
+    const want = pages[i];
+    if (!want) return;
+    equal(
+      page.data.map((l) => l.id),
+      want.items.map((l) => l.id),
+      `previous of page ${i + 2} is page ${i + 1}`,
+    );
+    checkPagination(`previous of page ${i + 2}`, page.pagination, i === 0);
+    current = { cursor: prev, items: page.data, pagination: page.pagination };
+  }
+}
+
+async function walkEvses(): Promise<EVSE[]> {
+  console.log("GET /v2/evses: every page, limit 7");
+  const all: EVSE[] = [];
+  let cursor: string | undefined;
+  for (let n = 1; n < 100; n++) {
+    const r = await api.GET("/v2/evses", {
+      params: { query: cursor === undefined ? { limit: 7 } : { limit: 7, cursor } },
+    });
+    const data = r.data;
+    if (data === undefined) {
+      check(false, `EVSE page ${n}: 200`, { status: r.response.status, error: r.error });
+      return all;
+    }
+    all.push(...data.data);
+    if (data.pagination.next_cursor === null) break;
+    cursor = data.pagination.next_cursor;
+  }
+  const uids = all.map((e) => e.uid);
+  equal(new Set(uids).size, uids.length, "every EVSE uid appears once");
+  equal(uids.length, expectedEvses, `the walk returns ${expectedEvses} EVSEs`);
+  equal(uids, [...uids].sort((a, b) => a - b), "EVSEs come in ascending uid order");
+  return all;
+}
+
+function connectorOf(evse: EVSE, id: number): Connector | undefined {
+  return evse.connectors.find((c) => c.id === id);
+}
+
+async function patchAndReadBack(uid: number, connectorId: number): Promise<void> {
+  console.log(`PATCH /v2/evses/${uid}/connectors/${connectorId}, then GET /v2/evses/${uid}`);
+  const before = await api.GET("/v2/evses/{uid}", { params: { path: { uid } } });
+  const evse = must(before.data, `GET /v2/evses/${uid}: 200`, before.error ?? before.response.status);
+  const etag = must(before.response.headers.get("ETag") ?? undefined, `GET /v2/evses/${uid}: ETag header`);
+  const old = must(connectorOf(evse, connectorId), `EVSE ${uid} has connector ${connectorId}`);
+  const power = old.maxElectricPower >= 4000 ? old.maxElectricPower - 1 : old.maxElectricPower + 1;
+
+  const patched = await api.PATCH("/v2/evses/{uid}/connectors/{connectorId}", {
+    params: { path: { uid, connectorId }, header: { "If-Match": etag } },
+    body: { maxElectricPower: power },
+  });
+  const after = must(patched.data, `PATCH maxElectricPower ${old.maxElectricPower} -> ${power}: 200`, patched.error ?? patched.response.status);
+  const newTag = patched.response.headers.get("ETag");
+  check(newTag !== null && newTag !== etag, "PATCH answers a new ETag", { before: etag, after: newTag });
+  equal(connectorOf(after, connectorId)?.maxElectricPower, power, "PATCH answer carries the new maxElectricPower");
+
+  const read = await api.GET("/v2/evses/{uid}", { params: { path: { uid } } });
+  const again = must(read.data, `GET /v2/evses/${uid} after PATCH: 200`, read.error ?? read.response.status);
+  const got = connectorOf(again, connectorId);
+  equal(got?.maxElectricPower, power, "read back: maxElectricPower changed");
+  equal({ ...got, maxElectricPower: old.maxElectricPower }, old, "read back: the other connector fields are unchanged");
+  equal(read.response.headers.get("ETag"), newTag, "read back: ETag equals the PATCH answer's ETag");
+  check(/^"[^"]*"$/.test(read.response.headers.get("ETag") ?? ""), "read back: ETag is a strong entity tag", read.response.headers.get("ETag"));
+
+  // A stale If-Match is refused with 412 and changes nothing.
+  const stale = await api.PATCH("/v2/evses/{uid}/connectors/{connectorId}", {
+    params: { path: { uid, connectorId }, header: { "If-Match": etag } },
+    body: { maxElectricPower: power + 0.5 },
+  });
+  checkError("PATCH with the stale If-Match", stale.response, stale.error, 412, "precondition_failed", "If-Match");
+
+  // A value out of range is refused with the documented 400 and changes nothing.
+  console.log(`PATCH /v2/evses/${uid}/connectors/${connectorId} {"maxVoltage": 99999}`);
+  const bad = await api.PATCH("/v2/evses/{uid}/connectors/{connectorId}", {
+    params: { path: { uid, connectorId } },
+    body: { maxVoltage: 99999 },
+  });
+  checkError("PATCH maxVoltage 99999", bad.response, bad.error, 400, "invalid_body", "maxVoltage");
+  const unchanged = await api.GET("/v2/evses/{uid}", { params: { path: { uid } } });
+  equal(unchanged.response.headers.get("ETag"), newTag, "rejected PATCHes change nothing (same ETag)");
+  equal(unchanged.data ? connectorOf(unchanged.data, connectorId) : undefined, got, "rejected PATCHes change nothing (same connector)");
+}
+
+async function errors(): Promise<void> {
+  console.log("errors: 403 without a key, 404 for unknown resources");
+  const noKey = await anonymous.GET("/v1/locations");
+  checkError("GET /v1/locations without a key", noKey.response, noKey.error, 403, "unauthorized", "Authorization");
+  const noKeyEvse = await anonymous.GET("/v2/evses/{uid}", { params: { path: { uid: 1001 } } });
+  checkError("GET /v2/evses/1001 without a key", noKeyEvse.response, noKeyEvse.error, 403, "unauthorized", "Authorization");
+  const wrongKey = newClient("Bearer not-a-valid-key-0123456789");
+  const wrong = await wrongKey.GET("/emsp/v1/webhooks/event_types");
+  checkError("GET /emsp/v1/webhooks/event_types with an unknown key", wrong.response, wrong.error, 403, "unauthorized", "Authorization");
+
+  const missing = await api.GET("/v2/evses/{uid}", { params: { path: { uid: 999999 } } });
+  checkError("GET /v2/evses/999999", missing.response, missing.error, 404, "not_found", "uid");
+  const missingLoc = await api.GET("/v1/locations/{id}", { params: { path: { id: "LOC-NOPE" } } });
+  checkError("GET /v1/locations/LOC-NOPE", missingLoc.response, missingLoc.error, 404, "not_found");
+  const missingConn = await api.PATCH("/v2/evses/{uid}/connectors/{connectorId}", {
+    params: { path: { uid: 999999, connectorId: 1 } },
+    body: { maxAmperage: 32 },
+  });
+  checkError("PATCH /v2/evses/999999/connectors/1", missingConn.response, missingConn.error, 404, "not_found");
+}
+
+async function readOne(first: Location | undefined): Promise<void> {
+  console.log("GET /v1/locations/{id} and GET /emsp/v1/webhooks/event_types");
+  if (first) {
+    const one = await api.GET("/v1/locations/{id}", { params: { path: { id: first.id } } });
+    equal(one.data, first, `GET /v1/locations/${first.id} equals the listed location`);
+  }
+  const types = await api.GET("/emsp/v1/webhooks/event_types");
+  const list = must(types.data, "GET /emsp/v1/webhooks/event_types: 200", types.error ?? types.response.status);
+  check(list.event_types.length > 0, "the event type catalogue is not empty", list.event_types.length);
+  for (const t of list.event_types) {
+    equal(t.latest, t.api_versions[t.api_versions.length - 1], `event type ${t.type}: latest is the last api_version`);
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`partner scenario against ${baseUrl}`);
+  try {
+    const health = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
+    must(health.ok ? true : undefined, "the service is up (/healthz)", health.status);
+    const limit = 17; // 120 locations: seven full pages and a short last one
+    const pages = await walkLocations(limit);
+    await walkBack(pages, limit);
+    await walkEvses();
+    await readOne(pages[0]?.items[0]);
+    await patchAndReadBack(1002, 1);
+    await errors();
+  } catch (e) {
+    if (!(e instanceof Fatal)) {
+      failures.push(`unexpected exception: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    }
+  }
+  console.log(`\n${requests} requests made`);
+  console.log(`partner: ${passed} passed, ${failures.length} failed`);
+  if (failures.length > 0) {
+    console.log("failed checks:");
+    for (const f of failures) console.log(`  - ${f}`);
+    process.exitCode = 1;
+  }
+}
+
+await main();

@@ -1,0 +1,268 @@
+// The scenario scripts/prism-check.sh drives through Prism's validation proxy (see the
+// comment at the top of that script for why there are two proxies and a few direct calls).
+// Plain Node 20, no dependencies.
+//
+// Environment: STRICT (proxy validating requests and responses), LENIENT (proxy validating
+// responses only), DIRECT (the service itself), API_KEY, TIMEOUT_MS (default 10000).
+//
+// Every exchange checks: the expected status, no `sl-violations` header (Prism lists every
+// request or response violation there; with --errors an Error-level one also turns the
+// answer into a 500 VIOLATIONS problem), that the answer came from the service and not
+// from Prism itself, X-Request-Id, and for errors the documented Error body (code, param,
+// message, requestId equal to X-Request-Id).
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) {
+    console.error(`prism-scenario: ${name} is required`);
+    process.exit(2);
+  }
+  return v.replace(/\/+$/, "");
+};
+const STRICT = env("STRICT");
+const LENIENT = env("LENIENT");
+const DIRECT = env("DIRECT");
+const KEY = env("API_KEY");
+const TIMEOUT = Number(process.env.TIMEOUT_MS || 10000);
+
+let passed = 0;
+const failures = [];
+const seenOps = new Set();
+
+function fail(what, detail) {
+  failures.push(`${what}: ${detail}`);
+  console.log(`  FAIL  ${what}: ${detail}`);
+}
+
+/** summarize shortens the sl-violations header: how many, and the first distinct messages. */
+function summarize(header) {
+  const raw = header.replace(/^Too many violations!\s*/, "");
+  let list;
+  try {
+    list = JSON.parse(raw);
+  } catch {
+    // Prism cuts a long list ("Too many violations! [..."): take the messages it kept.
+    list = [...raw.matchAll(/"severity":"(\w+)","code":"([^"]*)","message":"((?:[^"\\]|\\.)*)"/g)].map((m) => ({ severity: m[1], code: m[2], message: m[3] }));
+  }
+  if (!Array.isArray(list) || list.length === 0) return header.slice(0, 500);
+  const messages = [...new Set(list.map((v) => `${v.severity} ${v.code}: ${v.message}`))];
+  const more = messages.length > 3 ? ` (and ${messages.length - 3} more)` : "";
+  return `${list.length}${raw === header ? "" : "+"} violation(s): ${messages.slice(0, 3).join(" | ")}${more}`;
+}
+
+/**
+ * call sends one request and checks the exchange. opts: via (STRICT|LENIENT|DIRECT), op
+ * (operationId, for the coverage report), method, path, body (object, or string sent
+ * as is), headers, auth (false: no Authorization; a string: that header value), status
+ * (expected), code and param (expected Error body), prism (true: the answer is expected
+ * from Prism itself, not from the service). Returns {status, headers, body}.
+ */
+async function call(what, opts) {
+  const { via = STRICT, method = "GET", path, body, status, code, param, op } = opts;
+  const headers = { ...(opts.headers || {}) };
+  if (opts.auth === undefined) headers.Authorization = `Bearer ${KEY}`;
+  else if (opts.auth !== false) headers.Authorization = opts.auth;
+  let payload;
+  if (body !== undefined) {
+    payload = typeof body === "string" ? body : JSON.stringify(body);
+    headers["Content-Type"] ??= "application/json";
+  }
+  const label = `${what} [${via === STRICT ? "strict" : via === LENIENT ? "lenient" : "direct"}]`;
+  let res;
+  let text;
+  try {
+    res = await fetch(via + path, { method, headers, body: payload, signal: AbortSignal.timeout(TIMEOUT) });
+    text = await res.text();
+  } catch (e) {
+    fail(label, `${method} ${path}: ${e.message}`);
+    return { status: 0, headers: new Headers(), body: undefined };
+  }
+  let json;
+  try {
+    json = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  const problems = [];
+  const violations = res.headers.get("sl-violations");
+  if (violations) problems.push(`Prism reports violations (sl-violations): ${summarize(violations)}`);
+  const prismType = json && typeof json === "object" && typeof json.type === "string" && json.type.startsWith("https://stoplight.io/prism/errors#") ? json.type : "";
+  if (opts.prism) {
+    if (!prismType) problems.push(`expected Prism itself to answer, got a service answer: ${text.slice(0, 200)}`);
+  } else if (prismType) {
+    problems.push(`Prism answered ${res.status} ${prismType} instead of the service${violations ? "" : `: ${JSON.stringify(json.validation ?? json.detail).slice(0, 500)}`}`);
+  }
+  if (res.status !== status && !prismType) problems.push(`status ${res.status}, want ${status}: ${text.slice(0, 300)}`);
+  if (!opts.prism && !prismType) {
+    const rid = res.headers.get("x-request-id");
+    if (!rid) problems.push("no X-Request-Id header");
+    if (status >= 400 && !prismType) {
+      if (!json || typeof json !== "object") problems.push(`error body is not JSON: ${text.slice(0, 200)}`);
+      else {
+        if (code !== undefined && json.code !== code) problems.push(`code ${JSON.stringify(json.code)}, want ${code}`);
+        if (param !== undefined && json.param !== param) problems.push(`param ${JSON.stringify(json.param)}, want ${param}`);
+        if (typeof json.message !== "string" || json.message === "") problems.push("no message");
+        if (json.requestId !== rid) problems.push(`requestId ${json.requestId} differs from X-Request-Id ${rid}`);
+      }
+    }
+  }
+  if (problems.length > 0) {
+    fail(label, `${method} ${path}: ${problems.join("; ")}`);
+  } else {
+    passed++;
+    if (op && via !== DIRECT) seenOps.add(`${op} ${status}`);
+    const detail = status >= 400 && json && typeof json === "object" ? ` ${json.code ?? json.title}` : "";
+    console.log(`  ok    ${label}: ${method} ${path} -> ${res.status}${detail}`);
+  }
+  return { status: res.status, headers: res.headers, body: json };
+}
+
+/** walk follows next_cursor through the strict proxy and returns the pages. */
+async function walk(op, path, limit, idOf, expected) {
+  const pages = [];
+  let cursor;
+  for (let n = 0; n < 200; n++) {
+    const q = new URLSearchParams();
+    if (limit !== undefined) q.set("limit", String(limit));
+    if (cursor !== undefined) q.set("cursor", cursor);
+    const qs = q.toString();
+    const r = await call(`${op} page ${n + 1}`, { op, path: qs ? `${path}?${qs}` : path, status: 200 });
+    if (r.status !== 200 || !r.body?.pagination) return pages;
+    pages.push(r.body);
+    if (r.body.pagination.next_cursor === null) break;
+    cursor = r.body.pagination.next_cursor;
+  }
+  const ids = pages.flatMap((p) => p.data.map(idOf));
+  const unique = new Set(ids);
+  const what = `${op} walk (limit ${limit ?? "default"})`;
+  if (ids.length !== expected || unique.size !== expected) fail(what, `${ids.length} items, ${unique.size} distinct, want ${expected}`);
+  else {
+    passed++;
+    console.log(`  ok    ${what}: ${pages.length} pages, ${ids.length} distinct items`);
+  }
+  // One step back: previous_cursor of the last page gives the page before it.
+  if (pages.length >= 2) {
+    const last = pages[pages.length - 1];
+    const q = new URLSearchParams({ cursor: last.pagination.previous_cursor });
+    if (limit !== undefined) q.set("limit", String(limit));
+    const r = await call(`${op} previous_cursor`, { op, path: `${path}?${q}`, status: 200 });
+    const want = pages[pages.length - 2].data.map(idOf);
+    const got = r.body?.data?.map(idOf);
+    if (JSON.stringify(got) !== JSON.stringify(want)) fail(`${op} previous_cursor`, `got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+    else passed++;
+  }
+  return pages;
+}
+
+async function main() {
+  console.log("pagination walks (strict proxy)");
+  const locPages = await walk("listLocations", "/v1/locations", undefined, (l) => l.id, 120);
+  await walk("listLocations", "/v1/locations", 100, (l) => l.id, 120);
+  await walk("listLocations", "/v1/locations", 7, (l) => l.id, 120);
+  const evsePages = await walk("listEvses", "/v2/evses", 7, (e) => e.uid, 40);
+  await walk("listEvses", "/v2/evses", undefined, (e) => e.uid, 40);
+
+  console.log("reads (strict proxy)");
+  await call("location", { op: "getLocation", path: "/v1/locations/LOC-0001", status: 200 });
+  await call("unknown location", { op: "getLocation", path: "/v1/locations/LOC-NOPE", status: 404, code: "not_found", param: "id" });
+  const evse = await call("EVSE", { op: "getEvse", path: "/v2/evses/1002", status: 200 });
+  if (!/^"[^"]*"$/.test(evse.headers.get("etag") ?? "")) fail("EVSE ETag", `GET /v2/evses/1002 ETag ${evse.headers.get("etag")}`);
+  await call("EVSE with deleted connector", { op: "getEvse", path: "/v2/evses/1004", status: 200 });
+  await call("unknown EVSE", { op: "getEvse", path: "/v2/evses/999999", status: 404, code: "not_found", param: "uid" });
+  await call("event types", { op: "listEventTypes", path: "/emsp/v1/webhooks/event_types", status: 200 });
+
+  console.log("updates (strict proxy)");
+  const etag = evse.headers.get("etag") ?? '"0"';
+  const p = "/v2/evses/1002/connectors/1";
+  const up = await call("PATCH with If-Match", { op: "updateConnector", method: "PATCH", path: p, headers: { "If-Match": etag }, body: { maxElectricPower: 55.5 }, status: 200 });
+  if (up.body?.connectors?.find((c) => c.id === 1)?.maxElectricPower !== 55.5) fail("PATCH answer", JSON.stringify(up.body).slice(0, 300));
+  await call("PATCH without If-Match", { op: "updateConnector", method: "PATCH", path: p, body: { maxAmperage: 120, maxVoltage: 480 }, status: 200 });
+  await call("PATCH with If-Match *", { op: "updateConnector", method: "PATCH", path: p, headers: { "If-Match": "*" }, body: { format: "CABLE" }, status: 200 });
+  await call("PATCH with a stale If-Match", { op: "updateConnector", method: "PATCH", path: p, headers: { "If-Match": etag }, body: { maxElectricPower: 60 }, status: 412, code: "precondition_failed", param: "If-Match" });
+  await call("PATCH a deleted connector (1004/4)", { op: "updateConnector", method: "PATCH", path: "/v2/evses/1004/connectors/4", body: { maxVoltage: 500 }, status: 409, code: "connector_deleted", param: "connectorId" });
+  await call("PATCH an unknown EVSE", { op: "updateConnector", method: "PATCH", path: "/v2/evses/999999/connectors/1", body: { maxVoltage: 500 }, status: 404, code: "not_found" });
+  await call("PATCH an unknown connector", { op: "updateConnector", method: "PATCH", path: "/v2/evses/1002/connectors/99", body: { maxVoltage: 500 }, status: 404, code: "not_found" });
+  // Valid by the schema, against a connector rule: only the service can refuse it.
+  await call("PATCH an AC standard onto a DC connector", { op: "updateConnector", method: "PATCH", path: p, body: { standard: "IEC_62196_T2" }, status: 400, code: "invalid_connector", param: "standard" });
+
+  console.log("cursors the service must refuse (strict proxy: well-formed, so Prism forwards them)");
+  await call("forged cursor", { op: "listLocations", path: "/v1/locations?cursor=eyJrIjoiTE9DLTAwMDEifQ.c2lnbmF0dXJl", status: 400, code: "invalid_cursor", param: "cursor" });
+  await call("malformed cursor", { op: "listLocations", path: "/v1/locations?cursor=abc", status: 400, code: "invalid_cursor", param: "cursor" });
+  const locCursor = locPages[0]?.pagination?.next_cursor;
+  const evseCursor = evsePages[0]?.pagination?.next_cursor;
+  if (locCursor && evseCursor) {
+    await call("location cursor on /v2/evses", { op: "listEvses", path: `/v2/evses?cursor=${encodeURIComponent(locCursor)}`, status: 400, code: "invalid_cursor", param: "cursor" });
+    await call("EVSE cursor on /v1/locations", { op: "listLocations", path: `/v1/locations?cursor=${encodeURIComponent(evseCursor)}`, status: 400, code: "invalid_cursor", param: "cursor" });
+    const tampered = locCursor.slice(0, -2) + (locCursor.endsWith("AA") ? "BB" : "AA");
+    await call("altered cursor", { op: "listLocations", path: `/v1/locations?cursor=${encodeURIComponent(tampered)}`, status: 400, code: "invalid_cursor", param: "cursor" });
+  } else fail("cursors", "the walks gave no next_cursor to reuse");
+
+  console.log("403 with an unknown key, on every operation (strict proxy)");
+  const bad = "Bearer not-a-valid-key-0123456789";
+  for (const [op, method, path, body] of [
+    ["listEvses", "GET", "/v2/evses"],
+    ["getEvse", "GET", "/v2/evses/1001"],
+    ["updateConnector", "PATCH", "/v2/evses/1001/connectors/1", { maxVoltage: 400 }],
+    ["listLocations", "GET", "/v1/locations"],
+    ["getLocation", "GET", "/v1/locations/LOC-0001"],
+    ["listEventTypes", "GET", "/emsp/v1/webhooks/event_types"],
+  ]) {
+    await call(`unknown key`, { op, method, path, body, auth: bad, status: 403, code: "unauthorized", param: "Authorization" });
+  }
+
+  console.log("requests invalid on purpose (lenient proxy: Prism forwards them and validates the answer)");
+  const L = LENIENT;
+  for (const [q, what] of [["limit=0", "limit 0"], ["limit=101", "limit 101"], ["limit=abc", "limit not an integer"], ["limit=2.5", "limit not an integer"]]) {
+    await call(what, { via: L, op: "listLocations", path: `/v1/locations?${q}`, status: 400, code: "invalid_parameter", param: "limit" });
+    await call(what, { via: L, op: "listEvses", path: `/v2/evses?${q}`, status: 400, code: "invalid_parameter", param: "limit" });
+  }
+  await call("empty cursor", { via: L, op: "listLocations", path: "/v1/locations?cursor=", status: 400, param: "cursor" });
+  await call("cursor with characters outside the pattern", { via: L, op: "listEvses", path: "/v2/evses?cursor=a%2Fb%3D", status: 400, param: "cursor" });
+  await call("uid 0", { via: L, op: "getEvse", path: "/v2/evses/0", status: 400, code: "invalid_parameter", param: "uid" });
+  await call("uid not an integer", { via: L, op: "getEvse", path: "/v2/evses/abc", status: 400, code: "invalid_parameter", param: "uid" });
+  await call("location id too long", { via: L, op: "getLocation", path: `/v1/locations/${"L".repeat(37)}`, status: 400, code: "invalid_parameter", param: "id" });
+  await call("connectorId 0", { via: L, op: "updateConnector", method: "PATCH", path: "/v2/evses/1002/connectors/0", body: { maxVoltage: 400 }, status: 400, code: "invalid_parameter", param: "connectorId" });
+  for (const [body, what, prm] of [
+    [{ maxVoltage: 99999 }, "maxVoltage 99999", "maxVoltage"],
+    [{ maxElectricPower: 0 }, "maxElectricPower 0", "maxElectricPower"],
+    [{ maxVoltage: null }, "null value", "maxVoltage"],
+    [{ maxVoltage: "400" }, "string for a number", "maxVoltage"],
+    [{ standard: "SCHUKO" }, "unknown standard", "standard"],
+    [{ colour: "red" }, "unknown field", undefined],
+    [{}, "empty object", undefined],
+  ]) {
+    await call(`PATCH ${what}`, { via: L, op: "updateConnector", method: "PATCH", path: p, body, status: 400, code: "invalid_body", param: prm });
+  }
+  await call("PATCH text/plain", { via: L, op: "updateConnector", method: "PATCH", path: p, body: "maxVoltage=400", headers: { "Content-Type": "text/plain" }, status: 415, code: "unsupported_media_type" });
+
+  console.log("what Prism answers itself, and the service's own answer to it (direct)");
+  // Prism checks the security scheme even with --validate-request=false: a request without
+  // a Bearer token is answered 401 by Prism, never forwarded.
+  await call("no key", { via: STRICT, path: "/v1/locations", auth: false, status: 401, prism: true });
+  await call("no key", { via: DIRECT, path: "/v1/locations", auth: false, status: 403, code: "unauthorized", param: "Authorization" });
+  await call("Basic scheme", { via: DIRECT, path: "/v2/evses/1001", auth: `Basic ${Buffer.from("a:b").toString("base64")}`, status: 403, code: "unauthorized", param: "Authorization" });
+  // Prism re-serialises JSON bodies before forwarding (so 413 cannot happen behind it) and
+  // never answers when the body is not JSON: both go to the service directly.
+  await call("body not JSON", { via: DIRECT, method: "PATCH", path: p, body: '{"maxVoltage":', status: 400, code: "invalid_body" });
+  await call("body over 1 MiB", { via: DIRECT, method: "PATCH", path: p, body: `{"maxVoltage": 400${" ".repeat(1 << 20)}}`, status: 413, code: "payload_too_large" });
+  await call("unknown path", { via: DIRECT, path: "/v3/evses", status: 404, code: "not_found" });
+  await call("method not allowed", { via: DIRECT, method: "DELETE", path: "/v2/evses/1001", status: 405, code: "method_not_allowed" });
+
+  // Coverage: every operation was seen answering through Prism.
+  const ops = ["listEvses", "getEvse", "updateConnector", "listLocations", "getLocation", "listEventTypes"];
+  const statuses = [...seenOps].sort();
+  for (const op of ops) {
+    const got = statuses.filter((s) => s.startsWith(`${op} `)).map((s) => s.split(" ")[1]);
+    if (got.length === 0) fail("coverage", `${op} never validated through Prism`);
+    else console.log(`  covered ${op}: ${got.join(", ")}`);
+  }
+
+  console.log(`prism: ${passed} passed, ${failures.length} failed`);
+  if (failures.length > 0) {
+    console.log("failed:");
+    for (const f of failures) console.log(`  - ${f}`);
+    process.exitCode = 1;
+  }
+}
+
+await main();
