@@ -26,8 +26,12 @@ type config struct {
 	ShutdownTimeout time.Duration
 	LogLevel        string
 	DBMaxConns      int
-	KeyCacheTTL     time.Duration
-	RateLimit       string
+	// DBConnectTimeout and DBStatementTimeout bound PostgreSQL connection attempts and
+	// statements; zero picks the store's defaults.
+	DBConnectTimeout   time.Duration
+	DBStatementTimeout time.Duration
+	KeyCacheTTL        time.Duration
+	RateLimit          string
 }
 
 // bindFlags registers the flags on fs with defaults taken from the environment.
@@ -42,6 +46,12 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 		"database: sqlite:PATH (embedded, the default) or postgres://USER@HOST:PORT/DB (env CHARGENET_DATABASE)")
 	maxConns, _ := strconv.Atoi(env("CHARGENET_DB_MAX_CONNS", "0"))
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", maxConns, "PostgreSQL pool size; 0 picks the default (env CHARGENET_DB_MAX_CONNS)")
+	connect, _ := time.ParseDuration(env("CHARGENET_DB_CONNECT_TIMEOUT", "0s"))
+	fs.DurationVar(&c.DBConnectTimeout, "db-connect-timeout", connect,
+		"PostgreSQL: bound on one connection attempt; 0 picks the default, 5s (env CHARGENET_DB_CONNECT_TIMEOUT)")
+	statement, _ := time.ParseDuration(env("CHARGENET_DB_STATEMENT_TIMEOUT", "0s"))
+	fs.DurationVar(&c.DBStatementTimeout, "db-statement-timeout", statement,
+		"PostgreSQL: statement_timeout of request statements; 0 picks the default, 30s (env CHARGENET_DB_STATEMENT_TIMEOUT)")
 	if !serve {
 		return
 	}
@@ -72,6 +82,9 @@ func (c *config) Validate() error {
 	}
 	if c.DBMaxConns < 0 {
 		return fmt.Errorf("--db-max-conns %d must not be negative", c.DBMaxConns)
+	}
+	if c.DBConnectTimeout < 0 || c.DBStatementTimeout < 0 {
+		return errors.New("--db-connect-timeout and --db-statement-timeout must not be negative")
 	}
 	if c.Addr != "" {
 		if _, _, err := net.SplitHostPort(c.Addr); err != nil {

@@ -87,7 +87,11 @@ func openStore(ctx context.Context, cfg *config) (chargenet.Store, error) {
 		return nil, err
 	}
 	if kind == "postgres" {
-		return postgres.Open(ctx, target, postgres.Options{MaxConns: int32(cfg.DBMaxConns)})
+		return postgres.Open(ctx, target, postgres.Options{
+			MaxConns:         int32(cfg.DBMaxConns),
+			ConnectTimeout:   cfg.DBConnectTimeout,
+			StatementTimeout: cfg.DBStatementTimeout,
+		})
 	}
 	return sqlite.Open(ctx, target)
 }
