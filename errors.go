@@ -59,3 +59,23 @@ func (e *Error) Unwrap() error { return e.Kind }
 func Errorf(kind error, code, param, format string, args ...any) *Error {
 	return &Error{Kind: kind, Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
 }
+
+// WrapStoreError is how a store reports the failure err of operation op. Nil stays nil,
+// and a domain error (an *Error, also when wrapped) is returned as it is. Any other error
+// is wrapped as "<store>: <op>: <err>"; when unavailable(err) reports that the database
+// cannot be used right now (a retry later may succeed), the result also wraps an
+// ErrUnavailable *Error whose message, "database unavailable", is all a client may see.
+// The cause stays visible to errors.Is and errors.As.
+func WrapStoreError(store, op string, err error, unavailable func(error) bool) error {
+	if err == nil {
+		return nil
+	}
+	var de *Error
+	if errors.As(err, &de) {
+		return err
+	}
+	if unavailable(err) {
+		return fmt.Errorf("%s: %s: %w: %w", store, op, Errorf(ErrUnavailable, CodeUnavailable, "", "database unavailable"), err)
+	}
+	return fmt.Errorf("%s: %s: %w", store, op, err)
+}

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -25,31 +24,9 @@ func (s *Store) wrap(op string, err error) error {
 	return wrapError(op, err)
 }
 
-// wrapError returns nil for nil and domain errors (*chargenet.Error, also when wrapped)
-// as they are. Any other error becomes the store's, wrapping a chargenet.ErrUnavailable
-// *chargenet.Error too when it means that the database cannot be used right now (see
-// isUnavailable). The cause stays visible to errors.Is and errors.As, so
-// context.Canceled or a *pgconn.PgError can still be told.
+// wrapError is chargenet.WrapStoreError for this store (see isUnavailable).
 func wrapError(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var de *chargenet.Error
-	if errors.As(err, &de) {
-		return err
-	}
-	if isUnavailable(err) {
-		return unavailable(op, err)
-	}
-	return fmt.Errorf("postgres: %s: %w", op, err)
-}
-
-// unavailable returns cause wrapped with a chargenet.ErrUnavailable *chargenet.Error
-// whose Code is chargenet.CodeUnavailable and whose Message, the only text a client
-// should see, is "database unavailable".
-func unavailable(op string, cause error) error {
-	de := chargenet.Errorf(chargenet.ErrUnavailable, chargenet.CodeUnavailable, "", "database unavailable")
-	return fmt.Errorf("postgres: %s: %w: %w", op, de, cause)
+	return chargenet.WrapStoreError("postgres", op, err, isUnavailable)
 }
 
 // isUnavailable reports whether err means that the database cannot serve requests right

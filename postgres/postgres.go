@@ -194,7 +194,7 @@ func (s *Store) Ping(ctx context.Context) error {
 		if connectionLost(err) {
 			s.pool.Reset()
 		}
-		return unavailable("ping", err)
+		return chargenet.WrapStoreError("postgres", "ping", err, func(error) bool { return true })
 	}
 	return nil
 }

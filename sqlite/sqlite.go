@@ -384,19 +384,7 @@ func unavailable(err error) bool {
 		strings.Contains(msg, "sql: statement is closed")
 }
 
-// wrap returns domain errors as they are and wraps any other error as the store's,
-// adding chargenet.ErrUnavailable when the database cannot be used right now. Context
-// errors stay visible to errors.Is.
+// wrap is chargenet.WrapStoreError for this store (see unavailable).
 func wrap(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var de *chargenet.Error
-	if errors.As(err, &de) {
-		return err
-	}
-	if unavailable(err) {
-		return fmt.Errorf("sqlite: %s: %w: %w", op, chargenet.ErrUnavailable, err)
-	}
-	return fmt.Errorf("sqlite: %s: %w", op, err)
+	return chargenet.WrapStoreError("sqlite", op, err, unavailable)
 }
