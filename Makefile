@@ -27,7 +27,7 @@ build: ## build bin/chargenet
 	$(GO) build -o bin/chargenet ./cmd/chargenet
 
 run: build ## run the service on embedded SQLite (data/chargenet.db) with the demo inventory
-	@echo "Try:  curl -s -H 'Authorization: Bearer $(DEV_KEY)' http://$(ADDR)/v1/locations?limit=2"
+	@echo "Try:  curl -s -H 'Authorization: Bearer $(DEV_KEY)' 'http://$(ADDR)/v1/locations?limit=2'"
 	@echo "      curl -s -X PATCH -H 'Authorization: Bearer $(DEV_KEY)' -H 'Content-Type: application/json' \\"
 	@echo "           -d '{\"maxElectricPower\": 300}' http://$(ADDR)/v2/evses/1002/connectors/1"
 	CHARGENET_API_KEYS=$(DEV_KEY) ./bin/chargenet serve --demo --addr $(ADDR)
