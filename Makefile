@@ -16,7 +16,7 @@ RELEASED_SPEC := openapi/released/2.10.0.yaml
 DEV_KEY ?= dev-key-change-me-0123456789
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm help clients docs-check prism-check
+.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm help clients docs-check prism-check fuzz
 
 all: build
 
@@ -73,6 +73,9 @@ go-test: ## go test -race over every package (PostgreSQL suites against a throw-
 	trap 'scripts/pg-test-cluster.sh stop "$$CHARGENET_PG_DIR"' EXIT; \
 	$(GO) test -race -count=1 ./...
 
+fuzz: ## run every fuzz target for FUZZTIME (default 5s) and print its executions
+	scripts/fuzz.sh
+
 clients: ## TypeScript partner proof: openapi-typescript types, tsc --strict, run against a live server
 	scripts/ts-partner.sh
 
@@ -83,4 +86,4 @@ prism-check: tools-npm ## replay a partner scenario through Prism's validation p
 	scripts/prism-check.sh
 	scripts/prism-check.sh --selftest
 
-test: check-generated lint lint-spec breaking go-test clients docs-check prism-check ## everything CI runs
+test: check-generated lint lint-spec breaking go-test fuzz clients docs-check prism-check ## everything CI runs

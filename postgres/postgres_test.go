@@ -1,8 +1,6 @@
 package postgres_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,7 +9,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/proctest"
 	"github.com/chargenet/chargenet/postgres"
 	"github.com/chargenet/chargenet/storetest"
 	"github.com/jackc/pgx/v5"
@@ -441,73 +439,13 @@ func TestOpenUnavailable(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 }
 
-// cluster is a private PostgreSQL cluster of one test, made by
-// scripts/pg-test-cluster.sh, which the test may stop and start.
-type cluster struct {
-	url, dir, bin, port string
-}
-
-// startCluster starts a private cluster with the binaries of CHARGENET_PG_BIN, removed
-// when t ends. The test stops and starts it: the shared cluster of
-// CHARGENET_TEST_POSTGRES serves other test processes at the same time.
-func startCluster(t *testing.T) *cluster {
-	t.Helper()
-	adminURL(t)
-	bin := os.Getenv("CHARGENET_PG_BIN")
-	if bin == "" || os.Getenv("CHARGENET_PG_DIR") == "" {
-		t.Skip("CHARGENET_PG_DIR and CHARGENET_PG_BIN not set (see scripts/pg-test-cluster.sh)")
-	}
-	script, err := filepath.Abs(filepath.Join("..", "scripts", "pg-test-cluster.sh"))
-	require.NoError(t, err)
-	cmd := exec.CommandContext(t.Context(), script, "start")
-	cmd.Env = append(os.Environ(), "CHARGENET_PG_BIN="+bin)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "pg-test-cluster.sh start: %s", stderr.String())
-	c := &cluster{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "export "), "=")
-		require.True(t, ok, "line %q", sc.Text())
-		v = strings.Trim(v, "'")
-		switch k {
-		case "CHARGENET_TEST_POSTGRES":
-			c.url = v
-		case "CHARGENET_PG_DIR":
-			c.dir = v
-		case "CHARGENET_PG_BIN":
-			c.bin = v
-		}
-	}
-	require.NotEmpty(t, c.dir)
-	t.Cleanup(func() {
-		out, err := exec.Command(script, "stop", c.dir).CombinedOutput()
-		assert.NoError(t, err, "pg-test-cluster.sh stop: %s", out)
-	})
-	parsed, err := url.Parse(c.url)
-	require.NoError(t, err)
-	c.port = parsed.Port()
-	return c
-}
-
-// pgctl runs pg_ctl on the cluster, as user postgres when the test runs as root.
-func (c *cluster) pgctl(t *testing.T, args ...string) {
-	t.Helper()
-	name, all := filepath.Join(c.bin, "pg_ctl"), append([]string{"-D", c.dir}, args...)
-	if os.Geteuid() == 0 {
-		name, all = "runuser", append([]string{"-u", "postgres", "--", name}, all...)
-	}
-	out, err := exec.CommandContext(t.Context(), name, all...).CombinedOutput()
-	require.NoError(t, err, "pg_ctl %v: %s", args, out)
-}
-
 // TestUnavailable stops the database under an open store: every method fails promptly
 // with ErrUnavailable; once the database is back, the same store works again.
 func TestUnavailable(t *testing.T) {
-	c := startCluster(t)
+	adminURL(t)
+	c := proctest.StartCluster(t)
 	ctx := t.Context()
-	s, err := postgres.Open(ctx, c.url, postgres.Options{MaxConns: 8, ConnectTimeout: 3 * time.Second})
+	s, err := postgres.Open(ctx, c.URL, postgres.Options{MaxConns: 8, ConnectTimeout: 3 * time.Second})
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
@@ -531,7 +469,7 @@ func TestUnavailable(t *testing.T) {
 	concurrently(t)
 	require.NoError(t, s.Ping(ctx))
 
-	c.pgctl(t, "stop", "-m", "fast", "-w")
+	c.Stop(t)
 
 	// The calls run without a deadline of their own: the store must not hang.
 	calls := []struct {
@@ -562,8 +500,7 @@ func TestUnavailable(t *testing.T) {
 		})
 	}
 
-	c.pgctl(t, "start", "-w", "-l", filepath.Join(c.dir, "server.log"),
-		"-o", fmt.Sprintf("-p %s -c listen_addresses=127.0.0.1 -k %s", c.port, c.dir))
+	c.Start(t)
 	// No retry: the pooled connections of before the restart must not fail a call.
 	require.NoError(t, s.Ping(ctx), "Ping once the database is back, on the same store")
 	concurrently(t)

@@ -7,11 +7,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/getkin/kin-openapi/openapi3"
 )
+
+// inventorySpec loads the embedded contract once (a load costs milliseconds); the
+// schemas are only read afterwards.
+var inventorySpec = sync.OnceValues(gen.GetSpec)
 
 // DecodeInventory reads an import file, {"locations": [...], "evses": [...]}, whose
 // records are objects of the contract's Location and EVSE schemas. Each record is checked
@@ -19,7 +24,7 @@ import (
 // ErrInvalid *chargenet.Error naming the first bad record by list, index and field, as in
 // `evses[3].connectors[0].standard: value is not one of the allowed values`.
 func DecodeInventory(r io.Reader) (*chargenet.Inventory, error) {
-	doc, err := gen.GetSpec()
+	doc, err := inventorySpec()
 	if err != nil {
 		return nil, fmt.Errorf("loading the embedded contract: %w", err)
 	}

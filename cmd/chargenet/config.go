@@ -32,6 +32,9 @@ type config struct {
 	DBStatementTimeout time.Duration
 	KeyCacheTTL        time.Duration
 	RateLimit          string
+	// ReadHeaderTimeout bounds how long a client may take to send a request's headers,
+	// the defence against slow clients holding connections (slowloris).
+	ReadHeaderTimeout time.Duration
 }
 
 // bindFlags registers the flags on fs with defaults taken from the environment.
@@ -69,6 +72,9 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 	shutdown, _ := time.ParseDuration(env("CHARGENET_SHUTDOWN_TIMEOUT", "10s"))
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", shutdown, "how long to drain in-flight requests on SIGINT/SIGTERM (env CHARGENET_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.LogLevel, "log-level", env("CHARGENET_LOG_LEVEL", "info"), "debug, info, warn or error (env CHARGENET_LOG_LEVEL)")
+	rht, _ := time.ParseDuration(env("CHARGENET_READ_HEADER_TIMEOUT", "5s"))
+	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", rht,
+		"how long a client may take to send the request line and headers before the connection is closed (env CHARGENET_READ_HEADER_TIMEOUT)")
 	ttl, _ := time.ParseDuration(env("CHARGENET_KEY_CACHE_TTL", "5s"))
 	fs.StringVar(&c.RateLimit, "rate-limit", env("CHARGENET_RATE_LIMIT", "6000/1m"),
 		"requests allowed per API key and window on this instance, as N/DURATION; 0 disables (env CHARGENET_RATE_LIMIT)")
@@ -101,6 +107,9 @@ func (c *config) Validate() error {
 		if len(k) < 16 {
 			return errors.New("CHARGENET_API_KEYS: every key must be at least 16 characters")
 		}
+	}
+	if c.Addr != "" && c.ReadHeaderTimeout <= 0 {
+		return errors.New("--read-header-timeout must be positive")
 	}
 	if c.Addr != "" && c.KeyCacheTTL < 0 {
 		return errors.New("--key-cache-ttl must not be negative")

@@ -134,6 +134,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"chargenet", "serve", "--rate-limit", "0/1m"}, errUsage},
 		{[]string{"chargenet", "serve", "--no-such-flag"}, errUsage},
 		{[]string{"chargenet", "serve", "--db-max-conns", "-1"}, errUsage},
+		{[]string{"chargenet", "serve", "--read-header-timeout", "0s"}, errUsage},
 		{[]string{"chargenet", "serve", "--db-connect-timeout", "-1s"}, errUsage},
 		{[]string{"chargenet", "migrate", "--db-statement-timeout", "-5s"}, errUsage},
 		{[]string{"chargenet", "import"}, errUsage},

@@ -153,7 +153,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       120 * time.Second,

@@ -1,0 +1,217 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/apitest"
+	"github.com/chargenet/chargenet/server"
+	"github.com/chargenet/chargenet/sqlite"
+	"github.com/labstack/echo/v4"
+)
+
+// fuzzEnv is the service over an in-memory SQLite database holding the demo inventory,
+// shared by the executions of one fuzzing process.
+type fuzzEnv struct {
+	e     *echo.Echo
+	store *sqlite.Store
+	state [sha256.Size]byte // snapshot of the store after the last accepted change
+}
+
+func newFuzzEnv(f *testing.F) *fuzzEnv {
+	f.Helper()
+	store, err := sqlite.Open(context.Background(), ":memory:")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = store.Close() })
+	if err := store.Import(context.Background(), chargenet.DemoInventory(time.Now())); err != nil {
+		f.Fatal(err)
+	}
+	e, err := server.New(server.Config{
+		Store:   store,
+		Keys:    server.NewKeys(store, []string{devKey}),
+		Cursors: chargenet.NewCursorCodec([]byte(testSecret)),
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	v := &fuzzEnv{e: e, store: store}
+	v.state = v.snapshot(f)
+	return v
+}
+
+// snapshot hashes every location and EVSE of the store, versions included.
+func (v *fuzzEnv) snapshot(tb testing.TB) [sha256.Size]byte {
+	tb.Helper()
+	ctx := context.Background()
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	locs, err := v.store.ListLocations(ctx, chargenet.Seek[string]{Limit: 1000})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	evses, err := v.store.ListEVSEs(ctx, chargenet.Seek[int64]{Limit: 1000})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := enc.Encode(locs); err != nil {
+		tb.Fatal(err)
+	}
+	if err := enc.Encode(evses); err != nil {
+		tb.Fatal(err)
+	}
+	var sum [sha256.Size]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
+}
+
+// serve sends req and checks the fuzzing properties: never a 5xx, every exchange as the
+// contract documents it (a 4xx with a valid Error body), and a write that is not
+// answered 200 changes nothing in the store.
+func (v *fuzzEnv) serve(t *testing.T, req *http.Request) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	v.e.ServeHTTP(rec, req)
+	if rec.Code >= 500 {
+		t.Fatalf("%s %s answered %d: %s", req.Method, req.URL, rec.Code, rec.Body.String())
+	}
+	if err := apitest.CheckExchange(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if req.Method == http.MethodGet {
+		return rec // reads write nothing; FuzzPatchBody checks that rejected writes do not
+	}
+	after := v.snapshot(t)
+	if rec.Code != http.StatusOK && after != v.state {
+		t.Fatalf("%s %s answered %d but changed the store", req.Method, req.URL, rec.Code)
+	}
+	v.state = after
+	return rec
+}
+
+// FuzzPatchBody sends arbitrary PATCH bodies, content types and path parameters through
+// the whole Echo stack (authentication, request validation, handler, store).
+func FuzzPatchBody(f *testing.F) {
+	v := newFuzzEnv(f)
+	seeds := []struct {
+		uid, connector, contentType, body string
+	}{
+		{"1002", "1", "application/json", `{"maxElectricPower": 300}`},
+		{"1002", "1", "application/json", `{"standard": "IEC_62196_T2", "format": "SOCKET"}`},
+		{"1001", "1", "application/json", `{"maxVoltage": 1500, "maxAmperage": 3000}`},
+		{"1004", "4", "application/json", `{"maxVoltage": 400}`},
+		{"1002", "1", "application/json", `{}`},
+		{"1002", "1", "application/json", `{"maxElectricPower": null}`},
+		{"1002", "1", "application/json", `{"maxElectricPower": 1e309}`},
+		{"1002", "1", "application/json", `{"maxElectricPower": 1, "maxElectricPower": 2}`},
+		{"1002", "1", "application/json", `{"unknown": 1}`},
+		{"1002", "1", "application/json", `[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`},
+		{"1002", "1", "application/json", `{"maxElectricPower": 30`},
+		{"1002", "1", "text/plain", `{"maxElectricPower": 300}`},
+		{"1002", "1", "application/json; charset=utf-16", `{"maxElectricPower": 300}`},
+		{"-1", "1", "application/json", `{"maxElectricPower": 300}`},
+		{"999999999999999999999", "1", "application/json", `{"maxElectricPower": 300}`},
+		{"1e309", "0", "application/json", `{"maxElectricPower": 300}`},
+		{"1002", "%00", "application/json", `{"maxElectricPower": 300}`},
+	}
+	for _, s := range seeds {
+		f.Add(s.uid, s.connector, s.contentType, []byte(s.body))
+	}
+	f.Fuzz(func(t *testing.T, uid, connector, contentType string, body []byte) {
+		target := "/v2/evses/" + url.PathEscape(uid) + "/connectors/" + url.PathEscape(connector)
+		req := httptest.NewRequest(http.MethodPatch, target, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+devKey)
+		req.Header.Set("Content-Type", contentType)
+		rec := v.serve(t, req)
+		if rec.Code == http.StatusOK && !json.Valid(body) {
+			t.Fatalf("PATCH %s accepted a body that is not JSON: %q", target, body)
+		}
+	})
+}
+
+// FuzzListQuery sends arbitrary query strings to both list endpoints.
+func FuzzListQuery(f *testing.F) {
+	v := newFuzzEnv(f)
+	for _, q := range []string{
+		"", "limit=1", "limit=100", "limit=0", "limit=101", "limit=-1", "limit=abc", "limit=1.5",
+		"limit=25&limit=26", "cursor=", "cursor=abc", "cursor=%00", "limit=10&cursor=eyJ4IjoxfQ.AAAA",
+		"limit=99999999999999999999", "other=1", "cursor[]=1", "%zz",
+	} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		for _, path := range []string{"/v1/locations", "/v2/evses"} {
+			req := httptest.NewRequest(http.MethodGet, path, nil)
+			req.URL.RawQuery = query
+			req.Header.Set("Authorization", "Bearer "+devKey)
+			rec := v.serve(t, req)
+			if rec.Code != http.StatusOK && rec.Code != http.StatusBadRequest {
+				t.Fatalf("GET %s?%s answered %d, want 200 or 400", path, query, rec.Code)
+			}
+		}
+	})
+}
+
+// FuzzImport decodes arbitrary import files and imports those that decode into a store
+// holding the demo inventory: decoding and importing never panic, every failure is an
+// ErrInvalid or ErrConflict *chargenet.Error naming what is wrong, and a failed import
+// changes nothing.
+func FuzzImport(f *testing.F) {
+	v := newFuzzEnv(f)
+	demo, err := json.Marshal(map[string]any{"locations": []any{}, "evses": []any{}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(demo)
+	f.Add([]byte(`{"locations": [{"id": "LOC-9001", "name": "Depot", "address": "Hafenstr. 1", "city": "Hamburg", ` +
+		`"postalCode": "20457", "country": "DEU", "coordinates": {"latitude": 53.54, "longitude": 9.99}, ` +
+		`"timeZone": "Europe/Berlin", "evseUids": [], "lastUpdated": "2026-01-01T00:00:00Z"}], "evses": []}`))
+	f.Add([]byte(`{"locations": [{"id": "LOC-0001"}], "evses": []}`))
+	f.Add([]byte(`{"locations": [], "evses": [{"uid": 1001}]}`))
+	f.Add([]byte(`{"locations": null}`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"locations": [], "evses": [], "extra": 1}`))
+	f.Add([]byte(`{"locations": [{"id": "X", "timeZone": "Mars/Olympus"}], "evses": []}`))
+	f.Fuzz(func(t *testing.T, file []byte) {
+		inv, err := server.DecodeInventory(bytes.NewReader(file))
+		if err != nil {
+			requireDomainError(t, err, chargenet.ErrInvalid)
+			return
+		}
+		if err := v.store.Import(context.Background(), inv); err != nil {
+			requireDomainError(t, err, chargenet.ErrInvalid, chargenet.ErrConflict)
+			if v.snapshot(t) != v.state {
+				t.Fatalf("a failed import changed the store: %v", err)
+			}
+			return
+		}
+		v.state = v.snapshot(t)
+	})
+}
+
+// requireDomainError fails t unless err is a *chargenet.Error of one of kinds with a
+// message.
+func requireDomainError(t *testing.T, err error, kinds ...error) {
+	t.Helper()
+	var de *chargenet.Error
+	if !errors.As(err, &de) || strings.TrimSpace(de.Message) == "" {
+		t.Fatalf("want a *chargenet.Error with a message, got %T %v", err, err)
+	}
+	for _, k := range kinds {
+		if errors.Is(err, k) {
+			return
+		}
+	}
+	t.Fatalf("error %v is not of kinds %v", err, kinds)
+}
