@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
@@ -89,6 +90,12 @@ func Describe(err error) (status int, body gen.Error, internal bool) {
 		if msg == "" {
 			msg = http.StatusText(ehe.Code)
 		}
+		// The generated parameter binders report "Invalid format for parameter NAME: ...".
+		if rest, ok := strings.CutPrefix(msg, "Invalid format for parameter "); ok && ehe.Code == http.StatusBadRequest {
+			if name, why, ok := strings.Cut(rest, ": "); ok {
+				return ehe.Code, errorBody(code, name, fmt.Sprintf("parameter %q: %s", name, why)), false
+			}
+		}
 		return ehe.Code, errorBody(code, "", msg), false
 	}
 	return http.StatusInternalServerError, errorBody(chargenet.CodeInternal, "", "internal server error"), true
@@ -111,6 +118,12 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		}
 		status, body, internal := Describe(err)
 		body.RequestId = requestID(c)
+		var ehe *echo.HTTPError
+		if status == http.StatusNotFound && errors.As(err, &ehe) {
+			// Echo's router found no route (the contract's router was more lenient, as
+			// with a trailing slash): say what was asked for.
+			body.Message = fmt.Sprintf("no operation at %s %s", c.Request().Method, c.Request().URL.Path)
+		}
 		if internal {
 			log.ErrorContext(c.Request().Context(), "internal error", "request_id", body.RequestId, "error", err.Error())
 		} else if status == http.StatusServiceUnavailable {

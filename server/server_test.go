@@ -291,6 +291,8 @@ func TestUpdateConnector(t *testing.T) {
 		{"unknown connector", "/v2/evses/1002/connectors/9", `{"maxVoltage": 500}`, nil, 404, chargenet.CodeNotFound, "connectorId"},
 		{"deleted connector", "/v2/evses/1004/connectors/4", `{"maxVoltage": 500}`, nil, 409, chargenet.CodeConnectorDeleted, "connectorId"},
 		{"text/plain", "/v2/evses/1002/connectors/1", `{"maxVoltage": 500}`, []string{"Content-Type", "text/plain"}, 415, chargenet.CodeUnsupportedMediaType, "Content-Type"},
+		{"duplicate key", "/v2/evses/1002/connectors/1", `{"maxVoltage": 500, "maxVoltage": 600}`, nil, 400, chargenet.CodeInvalidBody, ""},
+		{"duplicate key, other spelling", "/v2/evses/1002/connectors/1", `{"maxVoltage": 500, "max\u0056oltage": 600}`, nil, 400, chargenet.CodeInvalidBody, ""},
 		{"too large", "/v2/evses/1002/connectors/1", `{"maxVoltage": 500` + strings.Repeat(" ", 2<<20) + `}`, nil, 413, chargenet.CodePayloadTooLarge, ""},
 	}
 	for _, tt := range bad {
@@ -368,6 +370,28 @@ func (unavailableStore) EVSE(context.Context, int64) (*chargenet.EVSE, error) {
 }
 func (unavailableStore) Ping(context.Context) error {
 	return chargenet.Errorf(chargenet.ErrUnavailable, chargenet.CodeUnavailable, "", "database unavailable")
+}
+
+func TestParameterErrorsNameTheParameter(t *testing.T) {
+	v := newEnv(t, false)
+	tests := []struct {
+		path, param, message string
+	}{
+		{"/v1/locations?limit=1&limit=2", "limit", "limit"},
+		{"/v2/evses?cursor=a&cursor=b", "cursor", "cursor"},
+		{"/v2/evses/1001/", "", "no operation at GET /v2/evses/1001/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			rec := v.do(http.MethodGet, tt.path, "")
+			require.GreaterOrEqual(t, rec.Code, 400)
+			body := decode[gen.Error](t, rec)
+			assert.Contains(t, body.Message, tt.message)
+			if tt.param != "" && assert.NotNil(t, body.Param) {
+				assert.Equal(t, tt.param, *body.Param)
+			}
+		})
+	}
 }
 
 func TestRequestID(t *testing.T) {

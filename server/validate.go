@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -76,12 +79,94 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			Route:      route,
 			Options:    v.options,
 		}
+		var body []byte
+		if req.Body != nil && req.Body != http.NoBody && route.Operation.RequestBody != nil {
+			// Kept to look for duplicate keys, which decoding into a value hides.
+			if body, err = io.ReadAll(req.Body); err != nil {
+				return validationError(err)
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		ctx := context.WithValue(req.Context(), echoContextKey, c)
 		if err := openapi3filter.ValidateRequest(ctx, input); err != nil {
 			return validationError(err)
 		}
+		if key, path := duplicateKey(body); key != "" {
+			return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, path,
+				"request body: key %q appears more than once%s; send each field once", key, at(path))
+		}
 		return next(c)
 	}
+}
+
+// duplicateKey returns the first object key that appears twice in the same object of
+// the JSON document body, with the path of that object ("" for the top level), or "" if
+// there is none or body is not JSON (the schema check reports that).
+func duplicateKey(body []byte) (key, path string) {
+	if len(body) == 0 || !bytes.Contains(body, []byte{'{'}) {
+		return "", ""
+	}
+	type frame struct {
+		keys   map[string]bool // nil for an array
+		path   string
+		expect bool // in an object, the next string token is a key
+		last   string
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", ""
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.keys != nil && top.expect {
+			if k, ok := tok.(string); ok {
+				if top.keys[k] {
+					return k, top.path
+				}
+				top.keys[k], top.last, top.expect = true, k, false
+				continue
+			}
+		}
+		child := ""
+		if top != nil {
+			child = top.path
+			if top.keys != nil && top.last != "" {
+				child = strings.TrimPrefix(child+"."+top.last, ".")
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{keys: map[string]bool{}, path: child, expect: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{path: child})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return "", ""
+			}
+		}
+		if len(stack) == 0 {
+			return "", "" // a scalar document
+		}
+		if top = stack[len(stack)-1]; top.keys != nil {
+			top.expect = true // a value ended: a key or the end follows
+		}
+	}
+}
+
+// at renders a body path for a message: " in object \"a.b\"", or "" at the top level.
+func at(path string) string {
+	if path == "" {
+		return ""
+	}
+	return fmt.Sprintf(" in object %q", path)
 }
 
 // matchesTemplate reports whether a concrete path fits a path template of the contract.
