@@ -1,0 +1,263 @@
+package reliability
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/apitest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hostile is one request of the hostile-input corpus.
+type hostile struct {
+	name   string
+	method string
+	path   string // escaped path and query
+	body   []byte
+	header []string // name, value pairs; a value "" removes the header; a name may repeat
+	noKey  bool     // send no Authorization header unless header adds one
+	status int      // the documented answer
+}
+
+// leaks are what no response body may contain: SQL, driver names, Go internals.
+var leaks = regexp.MustCompile(`(?i)\b(select|insert|update\s+\w+\s+set|sqlite|pgx|pq:|postgres|goroutine|panic|runtime\.)\b`)
+
+// TestHostileInput sends a corpus of hostile requests to a live server over SQLite:
+// every answer must be the documented 4xx with an Error body that says what is wrong,
+// nothing may leak, and afterwards the database files are byte for byte what they were.
+func TestHostileInput(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "chargenet.db")
+
+	// A first run loads the demo inventory; its clean stop checkpoints the WAL.
+	srv := serve(t, db)
+	a := newAPI(srv.Base, true)
+	res, err := a.do(http.MethodGet, "/v2/evses?limit=1", "")
+	require.NoError(t, err)
+	var evsePage struct {
+		Pagination struct {
+			NextCursor string `json:"next_cursor"`
+		} `json:"pagination"`
+	}
+	require.NoError(t, json.Unmarshal(res.body, &evsePage))
+	require.NoError(t, srv.Stop(10*time.Second))
+	before := files(t, dir)
+
+	srv = serve(t, db)
+	corpus := hostileCorpus(t, evsePage.Pagination.NextCursor)
+	statuses := &histogram{}
+	hc := &http.Client{Timeout: 15 * time.Second}
+	for _, h := range corpus {
+		t.Run(h.name, func(t *testing.T) {
+			req, err := http.NewRequest(h.method, srv.Base+h.path, bytes.NewReader(h.body))
+			require.NoError(t, err)
+			if !h.noKey {
+				req.Header.Set("Authorization", "Bearer "+key)
+			}
+			if h.body != nil {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			for i := 0; i+1 < len(h.header); i += 2 {
+				if h.header[i+1] == "" {
+					req.Header.Del(h.header[i])
+					continue
+				}
+				if i > 0 && h.header[i] == h.header[i-2] {
+					req.Header.Add(h.header[i], h.header[i+1])
+				} else {
+					req.Header.Set(h.header[i], h.header[i+1])
+				}
+			}
+			res, err := hc.Do(req)
+			require.NoError(t, err)
+			body, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			require.NoError(t, err)
+			statuses.add(res.StatusCode)
+
+			assert.Equal(t, h.status, res.StatusCode, "%s", body)
+			apitest.Check(t, req, res.StatusCode, res.Header, body)
+			var e chargenet.Error
+			require.NoError(t, json.Unmarshal(body, &e), "an Error body: %s", body)
+			assert.NotEmpty(t, e.Message)
+			assert.NotRegexp(t, leaks, string(body), "no internals in the body")
+			assert.NotContains(t, string(body), key)
+			assert.Empty(t, res.Header.Get("Server"), "no Server header")
+		})
+	}
+	transport := transportCorpus(t, srv.Addr, statuses)
+
+	require.NoError(t, srv.Stop(10*time.Second))
+	assert.NotContains(t, srv.Log(), key, "the log never holds a key")
+	assert.NotRegexp(t, regexp.MustCompile(`(?i)\b(select|insert into)\b`), srv.Log(), "the log holds no SQL")
+	after := files(t, dir)
+	assert.Equal(t, before, after, "the database files are byte for byte unchanged")
+
+	// The comparison can fail: one accepted PATCH changes the files.
+	srv = serve(t, db)
+	res, err = newAPI(srv.Base, true).do(http.MethodPatch, "/v2/evses/1002/connectors/1", `{"maxVoltage": 501}`)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.status)
+	require.NoError(t, srv.Stop(10*time.Second))
+	assert.NotEqual(t, after, files(t, dir), "an accepted PATCH changes the database files")
+
+	t.Logf("hostile input: %d requests (%d at the HTTP level), answers %s; database files unchanged: %v",
+		len(corpus)+transport, transport, statuses, assert.ObjectsAreEqual(before, after))
+}
+
+// files hashes every file of dir.
+func files(t *testing.T, dir string) map[string][sha256.Size]byte {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	sums := map[string][sha256.Size]byte{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		sums[e.Name()] = sha256.Sum256(b)
+	}
+	return sums
+}
+
+func hostileCorpus(t *testing.T, evseCursor string) []hostile {
+	t.Helper()
+	require.NotEmpty(t, evseCursor)
+	// A well-formed cursor signed under another secret.
+	other := chargenet.NewCursorCodec([]byte("another-server-secret-0123456789abcdef"))
+	page, err := chargenet.Paginate(context.Background(), other, chargenet.ListLocations, "", 1,
+		func(context.Context, chargenet.Seek[string]) ([]string, error) { return []string{"LOC-0001", "LOC-0002"}, nil },
+		func(s *string) string { return *s })
+	require.NoError(t, err)
+	require.NotEmpty(t, page.Next)
+	foreign := page.Next
+
+	patch := "/v2/evses/1002/connectors/1"
+	ok := []byte(`{"maxVoltage": 500}`)
+	longKey := strings.Repeat("k", 4000)
+	deep := []byte(strings.Repeat("[", 100000) + strings.Repeat("]", 100000))
+	deepObj := []byte(strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000))
+	huge := append(append([]byte(`{"maxVoltage": 500, "pad": "`), bytes.Repeat([]byte("x"), 10<<20)...), `"}`...)
+	return []hostile{
+		// methods
+		{name: "DELETE an EVSE", method: "DELETE", path: "/v2/evses/1001", status: 405},
+		{name: "PUT the locations", method: "PUT", path: "/v1/locations", body: ok, status: 405},
+		{name: "POST a connector", method: "POST", path: patch, body: ok, status: 405},
+		{name: "TRACE", method: "TRACE", path: "/v2/evses/1001", status: 405},
+		{name: "unknown path", method: "GET", path: "/v3/evses", status: 404},
+		{name: "path traversal", method: "GET", path: "/v1/locations/..%2F..%2Fetc%2Fpasswd", status: 404},
+		// authorization
+		{name: "no Authorization", method: "GET", path: "/v1/locations", noKey: true, status: 403},
+		{name: "empty Authorization", method: "GET", path: "/v1/locations", header: []string{"Authorization", " "}, status: 403},
+		{name: "two Authorization headers", method: "GET", path: "/v1/locations",
+			header: []string{"Authorization", "Bearer " + key, "Authorization", "Bearer " + key}, status: 403},
+		{name: "Bearer without key", method: "GET", path: "/v1/locations", header: []string{"Authorization", "Bearer"}, status: 403},
+		{name: "Bearer with two spaces", method: "GET", path: "/v1/locations", header: []string{"Authorization", "Bearer  " + key}, status: 403},
+		{name: "key with spaces", method: "GET", path: "/v1/locations", header: []string{"Authorization", "Bearer " + key + " extra"}, status: 403},
+		{name: "Unicode key", method: "GET", path: "/v1/locations", header: []string{"Authorization", "Bearer ключ-🔑-0123456789"}, status: 403},
+		{name: "very long key", method: "GET", path: "/v1/locations", header: []string{"Authorization", "Bearer " + longKey}, status: 403},
+		{name: "Basic scheme", method: "GET", path: "/v1/locations", header: []string{"Authorization", "Basic dXNlcjpwYXNz"}, status: 403},
+		{name: "key as query parameter", method: "GET", path: "/v1/locations?api_key=" + key, noKey: true, status: 403},
+		{name: "PATCH without key", method: "PATCH", path: patch, body: ok, noKey: true, status: 403},
+		// path parameters
+		{name: "uid -1", method: "GET", path: "/v2/evses/-1", status: 400},
+		{name: "uid 0", method: "GET", path: "/v2/evses/0", status: 400},
+		{name: "uid 1e309", method: "GET", path: "/v2/evses/1e309", status: 400},
+		{name: "uid beyond int64", method: "GET", path: "/v2/evses/999999999999999999999", status: 400},
+		{name: "uid 1.5", method: "GET", path: "/v2/evses/1.5", status: 400},
+		{name: "uid NUL", method: "GET", path: "/v2/evses/%00", status: 400},
+		{name: "uid with NUL", method: "GET", path: "/v2/evses/1001%00", status: 400},
+		{name: "uid unknown", method: "GET", path: "/v2/evses/999999", status: 404},
+		{name: "location id NUL", method: "GET", path: "/v1/locations/%00", status: 400},
+		{name: "location id quote", method: "GET", path: "/v1/locations/%27%20OR%201=1--", status: 400},
+		{name: "location id too long", method: "GET", path: "/v1/locations/" + strings.Repeat("A", 300), status: 400},
+		{name: "connector -1", method: "PATCH", path: "/v2/evses/1002/connectors/-1", body: ok, status: 400},
+		{name: "connector beyond int64", method: "PATCH", path: "/v2/evses/1002/connectors/999999999999999999999", body: ok, status: 400},
+		// bodies
+		{name: "not JSON", method: "PATCH", path: patch, body: []byte("maxVoltage=500"), status: 400},
+		{name: "truncated JSON", method: "PATCH", path: patch, body: []byte(`{"maxVoltage": 5`), status: 400},
+		{name: "duplicate keys", method: "PATCH", path: patch, body: []byte(`{"maxVoltage": 500, "maxVoltage": 600}`), status: 400},
+		{name: "deep array nesting", method: "PATCH", path: patch, body: deep, status: 400},
+		{name: "deep object nesting", method: "PATCH", path: patch, body: deepObj, status: 400},
+		{name: "10 MB body", method: "PATCH", path: patch, body: huge, status: 413},
+		{name: "NaN", method: "PATCH", path: patch, body: []byte(`{"maxVoltage": NaN}`), status: 400},
+		{name: "number 1e309", method: "PATCH", path: patch, body: []byte(`{"maxVoltage": 1e309}`), status: 400},
+		{name: "invalid UTF-8", method: "PATCH", path: patch, body: []byte("{\"standard\": \"\xff\xfe\"}"), status: 400},
+		{name: "empty body", method: "PATCH", path: patch, body: []byte{}, status: 400},
+		{name: "text/plain", method: "PATCH", path: patch, body: ok, header: []string{"Content-Type", "text/plain"}, status: 415},
+		{name: "no Content-Type", method: "PATCH", path: patch, body: ok, header: []string{"Content-Type", ""}, status: 415},
+		{name: "multipart", method: "PATCH", path: patch, body: ok, header: []string{"Content-Type", "multipart/form-data; boundary=x"}, status: 415},
+		{name: "stale If-Match", method: "PATCH", path: patch, body: ok, header: []string{"If-Match", `"0"`}, status: 412},
+		{name: "garbage If-Match", method: "PATCH", path: patch, body: ok, header: []string{"If-Match", `W/"1", "x`}, status: 412},
+		{name: "deleted connector", method: "PATCH", path: "/v2/evses/1004/connectors/4", body: ok, status: 409},
+		// query strings
+		{name: "limit=0", method: "GET", path: "/v1/locations?limit=0", status: 400},
+		{name: "limit=101", method: "GET", path: "/v1/locations?limit=101", status: 400},
+		{name: "limit=-1", method: "GET", path: "/v1/locations?limit=-1", status: 400},
+		{name: "limit=abc", method: "GET", path: "/v1/locations?limit=abc", status: 400},
+		{name: "limit=1.5", method: "GET", path: "/v1/locations?limit=1.5", status: 400},
+		{name: "limit twice", method: "GET", path: "/v2/evses?limit=1&limit=2", status: 400},
+		{name: "cursor of another list", method: "GET", path: "/v1/locations?cursor=" + evseCursor, status: 400},
+		{name: "cursor of another secret", method: "GET", path: "/v1/locations?cursor=" + foreign, status: 400},
+		{name: "cursor tampered", method: "GET", path: "/v2/evses?cursor=" + tamper(evseCursor), status: 400},
+		{name: "cursor garbage", method: "GET", path: "/v2/evses?cursor=%00%ff", status: 400},
+		{name: "cursor empty", method: "GET", path: "/v2/evses?cursor=", status: 400},
+	}
+}
+
+// tamper flips one character of the cursor's payload.
+func tamper(cursor string) string {
+	b := []byte(cursor)
+	if b[2] == 'A' {
+		b[2] = 'B'
+	} else {
+		b[2] = 'A'
+	}
+	return string(b)
+}
+
+// transportCorpus sends requests the HTTP server itself refuses before the application
+// sees them (over its header limit, a malformed request line): the answer is a 4xx and
+// the connection is closed. It returns how many it sent.
+func transportCorpus(t *testing.T, addr string, statuses *histogram) int {
+	t.Helper()
+	cases := []struct {
+		name, raw string
+		status    int
+	}{
+		{"headers over the limit", "GET /v1/locations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key + "\r\nX-Big: " +
+			strings.Repeat("a", 2<<20) + "\r\n\r\n", 431},
+		{"malformed request line", "GET /v1/locations\r\nHost: x\r\n\r\n", 400},
+		{"bad header name", "GET /v1/locations HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n", 400},
+		{"HTTP/0.9 style", "GET /\r\n\r\n", 400},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			require.NoError(t, err)
+			defer conn.Close()
+			require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+			_, _ = conn.Write([]byte(c.raw)) // the server may close before reading it all
+			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			require.NoError(t, err)
+			res.Body.Close()
+			statuses.add(res.StatusCode)
+			assert.Equal(t, c.status, res.StatusCode)
+		})
+	}
+	return len(cases)
+}
+
