@@ -139,7 +139,9 @@ func hostileCorpus(t *testing.T, evseCursor string) []hostile {
 	// A well-formed cursor signed under another secret.
 	other := chargenet.NewCursorCodec([]byte("another-server-secret-0123456789abcdef"))
 	page, err := chargenet.Paginate(context.Background(), other, chargenet.ListLocations, "", 1,
-		func(context.Context, chargenet.Seek[string]) ([]string, error) { return []string{"LOC-0001", "LOC-0002"}, nil },
+		func(context.Context, chargenet.Seek[string]) ([]string, error) {
+			return []string{"LOC-0001", "LOC-0002"}, nil
+		},
 		func(s *string) string { return *s })
 	require.NoError(t, err)
 	require.NotEmpty(t, page.Next)
@@ -260,4 +262,3 @@ func transportCorpus(t *testing.T, addr string, statuses *histogram) int {
 	}
 	return len(cases)
 }
-
