@@ -156,8 +156,9 @@ func TestGracefulShutdown(t *testing.T) {
 				time.Sleep(500 * time.Millisecond)
 				start := time.Now()
 				close(signalled)
-				stopErr <- srv.Stop(10 * time.Second)
+				err := srv.Stop(10 * time.Second)
 				took = time.Since(start)
+				stopErr <- err
 			}()
 			ws := runWriters(t, a, writers, 0, nil)
 			require.NoError(t, <-stopErr, "exit status 0\n%s", srv.Log())
