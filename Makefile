@@ -16,7 +16,7 @@ RELEASED_SPEC := openapi/released/2.10.0.yaml
 DEV_KEY ?= dev-key-change-me-0123456789
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm help clients docs-check prism-check fuzz
+.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm help clients docs-check prism-check fuzz bench bench-scale
 
 all: build
 
@@ -72,6 +72,12 @@ go-test: ## go test -race over every package (PostgreSQL suites against a throw-
 	env=$$(scripts/pg-test-cluster.sh start) && eval "$$env"; \
 	trap 'scripts/pg-test-cluster.sh stop "$$CHARGENET_PG_DIR"' EXIT; \
 	$(GO) test -race -count=1 ./...
+
+bench: ## load benchmark: full stack vs a bare Echo ceiling vs Prism mock (wrk); writes bench/results.md
+	bench/run.sh
+
+bench-scale: ## import 1M locations and measure page latency at depth; writes bench/scale-results.md
+	bench/scale.sh
 
 fuzz: ## run every fuzz target for FUZZTIME (default 5s) and print its executions
 	scripts/fuzz.sh

@@ -2,6 +2,8 @@ package chargenet
 
 import (
 	"regexp"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,8 +53,30 @@ func (l *Location) Validate() error {
 	case l.TimeZone == "" || len(l.TimeZone) > 255:
 		return Errorf(ErrInvalid, CodeInvalidBody, "timeZone", "timeZone must be 1 to 255 characters")
 	}
-	if _, err := time.LoadLocation(l.TimeZone); err != nil {
+	if !validTimeZone(l.TimeZone) {
 		return Errorf(ErrInvalid, CodeInvalidBody, "timeZone", "timeZone %q is not an IANA time zone", l.TimeZone)
 	}
 	return nil
 }
+
+// timeZones caches the outcome of time.LoadLocation per name: loading reads and parses
+// the zone database each time, which dominates a large import. The set of names is
+// bounded by the IANA database plus the invalid names seen, each at most 255 bytes.
+var timeZones sync.Map // string -> bool
+
+func validTimeZone(name string) bool {
+	if ok, cached := timeZones.Load(name); cached {
+		return ok.(bool)
+	}
+	_, err := time.LoadLocation(name)
+	if err == nil || timeZonesSize.Add(1) <= maxCachedInvalidZones {
+		timeZones.Store(name, err == nil)
+	}
+	return err == nil
+}
+
+// maxCachedInvalidZones bounds how many names the cache holds, so that a stream of
+// distinct invalid names cannot grow it without limit.
+const maxCachedInvalidZones = 10000
+
+var timeZonesSize atomic.Int64

@@ -3,6 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/chargenet/chargenet"
 )
@@ -10,13 +13,14 @@ import (
 const (
 	locationColumns = `id, name, address, city, postal_code, country, latitude, longitude, time_zone, last_updated`
 
-	// locationRowColumns are the columns of a location joined with one of its EVSEs'
-	// uid (NULL for a location without EVSEs); see scanLocations.
+	// locationRowColumns are a location's columns and the ascending uids of its EVSEs as
+	// one comma-separated text (NULL when it has none): one row per location, so a page
+	// reads no more rows than it returns and needs no sort; see scanLocations.
 	locationRowColumns = `l.id, l.name, l.address, l.city, l.postal_code, l.country, l.latitude, l.longitude, ` +
-		`l.time_zone, l.last_updated, e.uid`
+		`l.time_zone, l.last_updated, ` +
+		`(SELECT group_concat(e.uid, ',' ORDER BY e.uid) FROM evses e WHERE e.location_id = l.id)`
 
-	locationByIDQuery = `SELECT ` + locationRowColumns + ` FROM locations l LEFT JOIN evses e ON e.location_id = l.id ` +
-		`WHERE l.id = ? ORDER BY e.uid`
+	locationByIDQuery = `SELECT ` + locationRowColumns + ` FROM locations l WHERE l.id = ?`
 )
 
 // listLocationsQuery returns the keyset read of one slice of locations with their EVSE
@@ -28,45 +32,55 @@ func listLocationsQuery(backward, hasKey bool) string {
 	}
 	where := ""
 	if hasKey {
-		where = "WHERE id " + cmp + " ? "
+		where = "WHERE l.id " + cmp + " ? "
 	}
-	return `WITH page AS (SELECT ` + locationColumns + ` FROM locations ` + where + `ORDER BY id ` + dir + ` LIMIT ?) ` +
-		`SELECT ` + locationRowColumns + ` FROM page l LEFT JOIN evses e ON e.location_id = l.id ` +
-		`ORDER BY l.id ` + dir + `, e.uid`
+	return `SELECT ` + locationRowColumns + ` FROM locations l ` + where + `ORDER BY l.id ` + dir + ` LIMIT ?`
 }
 
-// scanLocations reads location-with-EVSE-uid rows, grouped by location in the order the
-// rows come. It closes rows.
+// scanLocations reads location rows (see locationRowColumns) in the order they come. It
+// closes rows.
 func scanLocations(rows *sql.Rows, capacity int) ([]chargenet.Location, error) {
 	defer func() { _ = rows.Close() }()
-	out := make([]chargenet.Location, 0, capacity)
+	out := make([]chargenet.Location, 0, min(capacity, 1000))
 	var (
 		l       chargenet.Location
 		updated string
-		uid     sql.NullInt64
+		uids    sql.NullString
 	)
 	dest := []any{&l.ID, &l.Name, &l.Address, &l.City, &l.PostalCode, &l.Country, &l.Latitude, &l.Longitude,
-		&l.TimeZone, &updated, &uid}
+		&l.TimeZone, &updated, &uids}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		if len(out) == 0 || out[len(out)-1].ID != l.ID {
-			t, err := parseTime(updated)
-			if err != nil {
-				return nil, err
-			}
-			loc := l
-			loc.LastUpdated = t
-			loc.EvseUIDs = []int64{}
-			out = append(out, loc)
+		t, err := parseTime(updated)
+		if err != nil {
+			return nil, err
 		}
-		if uid.Valid {
-			last := &out[len(out)-1]
-			last.EvseUIDs = append(last.EvseUIDs, uid.Int64)
+		loc := l
+		loc.LastUpdated = t
+		if loc.EvseUIDs, err = parseUIDs(uids); err != nil {
+			return nil, err
 		}
+		out = append(out, loc)
 	}
 	return out, rows.Err()
+}
+
+// parseUIDs reads group_concat's comma-separated uids; NULL is none (an empty slice).
+func parseUIDs(s sql.NullString) ([]int64, error) {
+	if !s.Valid || s.String == "" {
+		return []int64{}, nil
+	}
+	uids := make([]int64, 0, strings.Count(s.String, ",")+1)
+	for part := range strings.SplitSeq(s.String, ",") {
+		uid, err := strconv.ParseInt(part, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("evse uid %q: %w", part, err)
+		}
+		uids = append(uids, uid)
+	}
+	return uids, nil
 }
 
 // Location returns the location with the uids of its EVSEs (ascending; empty, not nil,

@@ -1,0 +1,85 @@
+# shellcheck shell=bash
+# Helpers of bench/run.sh and bench/scale.sh. Source it.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=$ROOT/bench/out
+mkdir -p "$OUT/bin"
+PIDS=()
+export BENCH_KEY=bench-key-0123456789abcdef
+SECRET=bench-cursor-secret-0123456789abcdef0123
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+die() {
+	printf 'bench: FAIL: %s\n' "$*" >&2
+	exit 1
+}
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+need_wrk() {
+	command -v wrk >/dev/null && return
+	[[ $(id -u) == 0 ]] || die "wrk is not installed and installing it needs root: apt-get install -y wrk"
+	say "installing wrk (apt-get)"
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null ||
+		die "apt-get install wrk failed"
+}
+
+build() {
+	say "building chargenet and the benchmark tools"
+	(cd "$ROOT" && go build -o "$OUT/bin/chargenet" ./cmd/chargenet && go build -o "$OUT/bin/ceiling" ./bench/ceiling &&
+		go build -o "$OUT/bin/tool" ./bench/tool)
+}
+
+free_port() {
+	# The kernel picks a free port for a listening socket; Go prints it.
+	(cd "$ROOT" && go run ./bench/tool port)
+}
+
+wait_http() { # URL SECONDS
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	die "$1 did not answer within $2 s"
+}
+
+# serve DB PORT [ARGS...]: start chargenet serve on sqlite DB; sets SERVE_PID.
+serve() {
+	local db=$1 port=$2
+	shift 2
+	CHARGENET_API_KEYS=$BENCH_KEY "$OUT/bin/chargenet" serve --database "sqlite:$db" --addr "127.0.0.1:$port" \
+		--cursor-secret "$SECRET" --rate-limit 0 "$@" >"$OUT/serve.log" 2>&1 &
+	SERVE_PID=$!
+	PIDS+=("$SERVE_PID")
+	wait_http "http://127.0.0.1:$port/readyz" 60
+}
+
+# peak_rss PID: the process's peak resident set size in MB.
+peak_rss() { awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
+
+# wrk_run NAME TARGET ROUND URL SCRIPT CONNS DURATION: one wrk run, appended to $RAW as
+# endpoint, target, round, req/s, p50 ms, p99 ms, non-2xx responses.
+wrk_run() {
+	local out rps p50 p99 bad
+	out=$(wrk -t2 -c"$6" -d"$7" --latency -s "$ROOT/bench/wrk/$5" "$4" 2>&1) || die "wrk failed: $out"
+	rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+	p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
+	p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+	bad=$(awk '/Non-2xx or 3xx responses:/ {print $5}' <<<"$out")
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$rps" "$(ms "$p50")" "$(ms "$p99")" "${bad:-0}" >>"$RAW"
+	printf '  %-16s %-10s round %s: %10s req/s  p50 %8s  p99 %8s  non-2xx %s\n' "$1" "$2" "$3" "$rps" "$p50" "$p99" "${bad:-0}" >&2
+}
+
+# ms VALUE: wrk's latency (123.45us, 1.20ms, 2.00s) in milliseconds.
+ms() {
+	awk -v v="$1" 'BEGIN {
+		if (v ~ /us$/) { sub(/us$/, "", v); printf "%.3f", v / 1000 }
+		else if (v ~ /ms$/) { sub(/ms$/, "", v); printf "%.3f", v }
+		else if (v ~ /s$/) { sub(/s$/, "", v); printf "%.3f", v * 1000 }
+		else printf "%s", v }'
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# make bench: the full stack against its ceiling and against Prism's mock, with wrk on
+# loopback, in one run. Writes bench/results.md and prints the same table.
+#
+#   ROUNDS=3 DURATION=5s CONNS=32 bench/run.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-5s}
+CONNS=${CONNS:-32}
+DEEP=${DEEP:-100000}
+need_wrk
+build
+[[ -x $ROOT/tools/node_modules/.bin/prism ]] || (cd "$ROOT" && make -s tools-npm) || die "installing Prism failed"
+
+DB=$OUT/bench.db
+rm -f "$DB" "$DB"-*
+say "database: demo inventory plus $DEEP generated locations"
+serve "$DB" "$(free_port)" --demo
+kill "$SERVE_PID" && wait "$SERVE_PID" || true
+"$OUT/bin/tool" gen "$DEEP" 42 >"$OUT/locations.json"
+"$OUT/bin/chargenet" import --database "sqlite:$DB" "$OUT/locations.json" >&2
+rm -f "$OUT/locations.json"
+
+PORT=$(free_port)
+serve "$DB" "$PORT"
+FULL=http://127.0.0.1:$PORT
+DEEP_CURSOR=$("$OUT/bin/tool" cursor "$SECRET" locations "$("$OUT/bin/tool" id $((DEEP - 25)))")
+
+CAP=$OUT/captured
+mkdir -p "$CAP"
+get() { curl -fsS -H "Authorization: Bearer $BENCH_KEY" "$1" -o "$2" || die "GET $1 failed"; }
+get "$FULL/emsp/v1/webhooks/event_types" "$CAP/event_types.json"
+get "$FULL/v1/locations?limit=25" "$CAP/locations.json"
+get "$FULL/v1/locations?limit=25&cursor=$DEEP_CURSOR" "$CAP/locations_deep.json"
+get "$FULL/v2/evses/1002" "$CAP/evse.json"
+first_deep=$("$OUT/bin/tool" id $((DEEP - 24)))
+grep -q "\"id\":\"$first_deep\"" "$CAP/locations_deep.json" || die "the deep page does not start with $first_deep"
+
+CPORT=$(free_port)
+"$OUT/bin/ceiling" "127.0.0.1:$CPORT" "$CAP" &
+PIDS+=($!)
+CEIL=http://127.0.0.1:$CPORT
+wait_http "$CEIL/v2/evses/1" 20
+
+PPORT=$(free_port)
+"$ROOT/tools/node_modules/.bin/prism" mock --port "$PPORT" --host 127.0.0.1 "$ROOT/openapi/openapi.yaml" >"$OUT/prism.log" 2>&1 &
+PIDS+=($!)
+PRISM=http://127.0.0.1:$PPORT
+for ((i = 0; i < 300; i++)); do
+	curl -fsS -o /dev/null -H "Authorization: Bearer $BENCH_KEY" "$PRISM/v2/evses/1002" 2>/dev/null && break
+	sleep 0.1
+done
+
+RAW=$OUT/raw.tsv
+: >"$RAW"
+endpoints=(
+	"event_types|/emsp/v1/webhooks/event_types|get.lua|prism"
+	"locations|/v1/locations?limit=25|get.lua|prism"
+	"locations_deep|/v1/locations?limit=25&cursor=$DEEP_CURSOR|get.lua|prism"
+	"evse|/v2/evses/1002|get.lua|prism"
+	"patch|/v2/evses/1002/connectors/1|patch.lua|"
+)
+say "wrk: $ROUNDS rounds x $DURATION per endpoint and target, $CONNS connections, 2 threads"
+for ((r = 1; r <= ROUNDS; r++)); do
+	for e in "${endpoints[@]}"; do
+		IFS='|' read -r name path script prism <<<"$e"
+		wrk_run "$name" ceiling "$r" "$CEIL$path" "$script" "$CONNS" "$DURATION"
+		wrk_run "$name" full "$r" "$FULL$path" "$script" "$CONNS" "$DURATION"
+		if [[ -n $prism ]]; then
+			mock=$path
+			[[ $name == locations_deep ]] && mock="/v1/locations?limit=25&cursor=x"
+			wrk_run "$name" prism "$r" "$PRISM$mock" "$script" "$CONNS" "$DURATION"
+		fi
+	done
+done
+RSS=$(peak_rss "$SERVE_PID")
+if awk -F'\t' '$2 == "full" && $7 > 0 {exit 1}' "$RAW"; then :; else
+	die "the full stack answered non-2xx under load (see $RAW and $OUT/serve.log)"
+fi
+"$OUT/bin/tool" report "$RAW" "$RSS" "$CONNS" "$DURATION" "$ROUNDS" "$DEEP" | tee "$ROOT/bench/results.md"

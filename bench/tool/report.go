@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sample is one wrk run: endpoint, target, round, req/s, p50 and p99 latency in ms.
+type sample struct {
+	endpoint, target string
+	rps, p50, p99    float64
+}
+
+func readRaw(path string) ([]sample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	var out []sample
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		c := strings.Split(sc.Text(), "\t")
+		if len(c) < 6 {
+			return nil, fmt.Errorf("%s: malformed line %q", path, sc.Text())
+		}
+		s := sample{endpoint: c[0], target: c[1]}
+		for i, p := range []*float64{&s.rps, &s.p50, &s.p99} {
+			if *p, err = strconv.ParseFloat(c[3+i], 64); err != nil {
+				return nil, fmt.Errorf("%s: %q: %w", path, sc.Text(), err)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, sc.Err()
+}
+
+// stat is the median of some values with their minimum and maximum.
+type stat struct{ med, min, max float64 }
+
+func statOf(v []float64) stat {
+	if len(v) == 0 {
+		return stat{}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return stat{med, s[0], s[len(s)-1]}
+}
+
+func (s stat) rps() string {
+	if s.med == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f (%.0f–%.0f)", s.med, s.min, s.max)
+}
+
+func (s stat) ms() string {
+	if s.med == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", s.med)
+}
+
+// collect returns the medians of field over the samples of endpoint and target.
+func collect(samples []sample, endpoint, target string, field func(sample) float64) stat {
+	var v []float64
+	for _, s := range samples {
+		if s.endpoint == endpoint && s.target == target {
+			v = append(v, field(s))
+		}
+	}
+	return statOf(v)
+}
+
+func machine(w io.Writer) {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	goVersion := runtime.Version()
+	if out, err := exec.Command("go", "env", "GOVERSION").Output(); err == nil {
+		goVersion = strings.TrimSpace(string(out))
+	}
+	fmt.Fprintf(w, "Measured %s on %s, %d cores, %s, %s/%s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		cpu, runtime.NumCPU(), goVersion, runtime.GOOS, runtime.GOARCH)
+}
+
+type target struct {
+	label, endpoint string
+	prism           bool
+	goal            float64 // share of the ceiling the full stack must reach
+}
+
+func report(w io.Writer, raw, rss, conns, duration, rounds, deep string) error {
+	samples, err := readRaw(raw)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "# Benchmark results (`make bench`)\n\n")
+	machine(w)
+	fmt.Fprintf(w, "wrk on loopback, 2 threads, %s connections, %s rounds of %s per endpoint and target, interleaved; "+
+		"medians with the range over the rounds. *Ceiling*: a bare Echo handler answering the same bytes "+
+		"(`bench/ceiling`). *Full*: `chargenet serve` on SQLite with authentication, request validation, the store and "+
+		"request logging. *Prism*: `prism mock` on the same contract. The deep page starts at position %s "+
+		"of %s+120 locations.\n\n", conns, rounds, duration, deep, deep)
+	fmt.Fprintln(w, "| endpoint | full req/s | ceiling req/s | Prism req/s | full p50 / p99 ms | ceiling p50 / p99 ms | full / ceiling | goal | full / Prism |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	targets := []target{
+		{"GET event types", "event_types", true, 0.70},
+		{"GET locations, first page", "locations", true, 0.55},
+		{"GET locations, deep page", "locations_deep", true, 0.55},
+		{"GET EVSE", "evse", true, 0.55},
+		{"PATCH connector", "patch", false, 0.40},
+	}
+	rpsOf := func(s sample) float64 { return s.rps }
+	p50Of := func(s sample) float64 { return s.p50 }
+	p99Of := func(s sample) float64 { return s.p99 }
+	for _, t := range targets {
+		full := collect(samples, t.endpoint, "full", rpsOf)
+		ceil := collect(samples, t.endpoint, "ceiling", rpsOf)
+		prism := collect(samples, t.endpoint, "prism", rpsOf)
+		vsPrism := "–"
+		if t.prism && prism.med > 0 {
+			vsPrism = fmt.Sprintf("%.1f×", full.med/prism.med)
+		}
+		ratio := full.med / ceil.med
+		mark := "met"
+		if ratio < t.goal {
+			mark = "missed"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s / %s | %s / %s | %.0f %% | ≥ %.0f %% (%s) | %s |\n", t.label,
+			full.rps(), ceil.rps(), prism.rps(),
+			collect(samples, t.endpoint, "full", p50Of).ms(), collect(samples, t.endpoint, "full", p99Of).ms(),
+			collect(samples, t.endpoint, "ceiling", p50Of).ms(), collect(samples, t.endpoint, "ceiling", p99Of).ms(),
+			100*ratio, 100*t.goal, mark, vsPrism)
+	}
+	deepP50 := collect(samples, "locations_deep", "full", p50Of).med
+	firstP50 := collect(samples, "locations", "full", p50Of).med
+	fmt.Fprintf(w, "\nDeep page / first page, full stack, p50 latency: %.2f (goal ≤ 1.2). "+
+		"PATCH p99 at %s connections: %.2f ms (goal < 10 ms). Peak RSS of the server: %s MB (goal < 150 MB).\n",
+		deepP50/firstP50, conns, collect(samples, "patch", "full", p99Of).med, rss)
+	return nil
+}
+
+func scaleReport(w io.Writer, raw, rss, importTime, dbSize, n string) error {
+	samples, err := readRaw(raw)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "# Scale results (`make bench-scale`)\n\n")
+	machine(w)
+	fmt.Fprintf(w, "%s generated locations (seed 42) imported with `chargenet import` into an empty SQLite database in %s "+
+		"(decode, schema and rule checks, one transaction); database size %s. Then `chargenet serve` on it: a 25-item "+
+		"page of `GET /v1/locations` at each depth, with wrk (8 connections), medians over the rounds.\n\n", n, importTime, dbSize)
+	fmt.Fprintln(w, "| depth | req/s | p50 ms | p99 ms | p50 / depth 0 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	var first float64
+	var depths []string
+	for _, s := range samples {
+		if !slices.Contains(depths, s.endpoint) {
+			depths = append(depths, s.endpoint)
+		}
+	}
+	var last float64
+	for i, d := range depths {
+		rps := collect(samples, d, "full", func(s sample) float64 { return s.rps })
+		p50 := collect(samples, d, "full", func(s sample) float64 { return s.p50 })
+		p99 := collect(samples, d, "full", func(s sample) float64 { return s.p99 })
+		if i == 0 {
+			first = p50.med
+		}
+		last = p50.med
+		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.2f |\n", d, rps.rps(), p50.med, p99.med, p50.med/first)
+	}
+	fmt.Fprintf(w, "\nDeepest / first page, p50 latency: %.2f (goal ≤ 1.2). Peak RSS of the server: %s MB (goal < 150 MB).\n",
+		last/first, rss)
+	return nil
+}

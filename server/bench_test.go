@@ -1,0 +1,100 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/server"
+	"github.com/chargenet/chargenet/sqlite"
+	"github.com/labstack/echo/v4"
+)
+
+// benchServer is the service over a SQLite file holding the demo inventory, as
+// `chargenet serve` runs it (request logging included, to a discarding handler).
+func benchServer(b *testing.B) *echo.Echo {
+	b.Helper()
+	store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = store.Close() })
+	if err := store.Import(context.Background(), chargenet.DemoInventory(time.Now())); err != nil {
+		b.Fatal(err)
+	}
+	e, err := server.New(server.Config{
+		Store:     store,
+		Keys:      server.NewKeys(store, []string{devKey}),
+		Cursors:   chargenet.NewCursorCodec([]byte(testSecret)),
+		Logger:    slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		RateLimit: &server.RateLimit{}, // none: the loop would exceed any limit
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// BenchmarkServeHTTP measures whole requests in process: routing, authentication,
+// request validation, the handler, the store and the JSON response.
+func BenchmarkServeHTTP(b *testing.B) {
+	e := benchServer(b)
+	cases := []struct {
+		name, method, path, body string
+	}{
+		{"event types", http.MethodGet, "/emsp/v1/webhooks/event_types", ""},
+		{"locations page", http.MethodGet, "/v1/locations?limit=25", ""},
+		{"EVSE", http.MethodGet, "/v2/evses/1002", ""},
+		{"PATCH", http.MethodPatch, "/v2/evses/1002/connectors/1", ""},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				var body *strings.Reader
+				if c.method == http.MethodPatch {
+					body = strings.NewReader(fmt.Sprintf(`{"maxElectricPower": %d.5}`, 1+i%400))
+				} else {
+					body = strings.NewReader("")
+				}
+				req := httptest.NewRequest(c.method, c.path, body)
+				req.Header.Set("Authorization", "Bearer "+devKey)
+				if c.method == http.MethodPatch {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				rec := httptest.NewRecorder()
+				e.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s %s: %d %s", c.method, c.path, rec.Code, rec.Body.String())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPageJSON measures encoding a page of 25 locations as the API sends it.
+func BenchmarkPageJSON(b *testing.B) {
+	inv := chargenet.DemoInventory(time.Now())
+	page := gen.LocationPage{Data: make([]gen.Location, 25)}
+	for i := range page.Data {
+		page.Data[i] = server.LocationToAPI(&inv.Locations[i])
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := json.Marshal(page); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
