@@ -54,6 +54,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 	}{
 		{"event types", http.MethodGet, "/emsp/v1/webhooks/event_types", ""},
 		{"locations page", http.MethodGet, "/v1/locations?limit=25", ""},
+		{"locations page with cursor", http.MethodGet, "/v1/locations?limit=25&cursor=" + cursorAfter(b, "LOC-0050"), ""},
 		{"EVSE", http.MethodGet, "/v2/evses/1002", ""},
 		{"PATCH", http.MethodPatch, "/v2/evses/1002/connectors/1", ""},
 	}
@@ -82,6 +83,18 @@ func BenchmarkServeHTTP(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cursorAfter returns the cursor of the locations page that follows id.
+func cursorAfter(b *testing.B, id string) string {
+	b.Helper()
+	page, err := chargenet.Paginate(context.Background(), chargenet.NewCursorCodec([]byte(testSecret)), chargenet.ListLocations, "", 1,
+		func(context.Context, chargenet.Seek[string]) ([]string, error) { return []string{id, id + "~"}, nil },
+		func(s *string) string { return *s })
+	if err != nil {
+		b.Fatal(err)
+	}
+	return page.Next
 }
 
 // BenchmarkPageJSON measures encoding a page of 25 locations as the API sends it.

@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -43,7 +44,7 @@ type Server struct {
 	store      chargenet.Store
 	cursors    *chargenet.CursorCodec
 	now        func() time.Time
-	eventTypes gen.EventTypeList
+	eventTypes encodedEventTypes // the catalogue, encoded once: it never changes while running
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -70,8 +71,12 @@ func New(cfg Config) (*echo.Echo, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now}
+	var list gen.EventTypeList
 	for _, t := range types {
-		s.eventTypes.EventTypes = append(s.eventTypes.EventTypes, gen.EventType{Type: t.Type, ApiVersions: t.APIVersions, Latest: t.Latest})
+		list.EventTypes = append(list.EventTypes, gen.EventType{Type: t.Type, ApiVersions: t.APIVersions, Latest: t.Latest})
+	}
+	if s.eventTypes, err = json.Marshal(list); err != nil {
+		return nil, fmt.Errorf("server: encoding the event type catalogue: %w", err)
 	}
 	doc, err := gen.GetSpec()
 	if err != nil {
@@ -120,9 +125,21 @@ func New(cfg Config) (*echo.Echo, error) {
 	return e, nil
 }
 
+// encodedEventTypes is the 200 response of ListEventTypes, an EventTypeList already
+// encoded as JSON.
+type encodedEventTypes []byte
+
+// VisitListEventTypesResponse writes the encoded list.
+func (b encodedEventTypes) VisitListEventTypesResponse(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(b)
+	return err
+}
+
 // ListEventTypes answers GET /emsp/v1/webhooks/event_types from the embedded catalogue.
 func (s *Server) ListEventTypes(context.Context, gen.ListEventTypesRequestObject) (gen.ListEventTypesResponseObject, error) {
-	return gen.ListEventTypes200JSONResponse(s.eventTypes), nil
+	return s.eventTypes, nil
 }
 
 // ListLocations answers GET /v1/locations with one page.
