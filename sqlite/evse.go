@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -245,50 +246,163 @@ func patchQuery(mask int) string {
 	return `UPDATE connectors SET ` + strings.Join(set, ", ") + ` WHERE evse_uid = ? AND id = ?`
 }
 
-// UpdateConnector applies patch to connector connectorID of EVSE uid in one write
+// UpdateConnector applies patch to connector connectorID of EVSE uid in a write
 // transaction: it reads the EVSE with its connectors, lets
 // (*chargenet.EVSE).UpdateConnector check the request, writes only the columns the
 // patch sets, increments the EVSE's Version, sets its LastUpdated to now, and returns
-// the EVSE as committed.
+// the EVSE as committed. It returns once the transaction is committed (synced to disk).
+//
+// Concurrent calls are applied one after the other by the store's single writer, which
+// commits the calls waiting at the same time in one transaction (group commit): one
+// sync for many updates, each still seeing the ones before it.
 //
 // Errors: an ErrNotFound *chargenet.Error with Param "uid" if the EVSE does not exist;
 // from the domain rules, unchanged, ErrNotFound (connector), ErrPreconditionFailed
 // (ifMatch), ErrConflict (deleted connector) and ErrInvalid (the patched connector
-// breaks a rule). Nothing is written when an error is returned.
+// breaks a rule); ctx's error if it ends before the update is applied; a wrapped driver
+// error, wrapping chargenet.ErrUnavailable when the database cannot be written or the
+// store is closed. Nothing is written when an error is returned.
 func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
+	req := &updateRequest{ctx: ctx, uid: uid, connectorID: connectorID, patch: patch, ifMatch: ifMatch, now: now.UTC(),
+		done: make(chan updateResult, 1)}
+	select {
+	case s.updates <- req:
+	case <-s.quit:
+		return nil, wrap("update connector", errStoreClosed)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	// Once taken, the request is applied or failed by the writer, which always answers.
+	res := <-req.done
+	return res.evse, res.err
+}
+
+// errStoreClosed is the cause of an update on a closed store.
+var errStoreClosed = errors.New("sql: database is closed")
+
+// updateRequest is one UpdateConnector call, waiting for the writer.
+type updateRequest struct {
+	ctx              context.Context
+	uid, connectorID int64
+	patch            chargenet.ConnectorPatch
+	ifMatch          string
+	now              time.Time
+	done             chan updateResult
+}
+
+type updateResult struct {
+	evse *chargenet.EVSE
+	err  error
+}
+
+// maxGroup bounds how many updates one transaction commits.
+const maxGroup = 64
+
+// writeLoop is the store's single writer: it takes the waiting updates, at most
+// maxGroup at a time, and applies them in one transaction, until quit is closed.
+func (s *Store) writeLoop() {
+	defer close(s.writerDone)
+	group := make([]*updateRequest, 0, maxGroup)
+	for {
+		select {
+		case <-s.quit:
+			return
+		case req := <-s.updates:
+			group = append(group[:0], req)
+		}
+	more:
+		for len(group) < maxGroup {
+			select {
+			case req := <-s.updates:
+				group = append(group, req)
+			default:
+				break more
+			}
+		}
+		s.applyGroup(group)
+	}
+}
+
+// applyGroup applies the updates of group in one transaction and answers each. An
+// update refused by a rule writes nothing and is answered with its error; the others
+// still commit. A driver error fails the whole transaction, and every update of the
+// group is answered with it: none is committed.
+func (s *Store) applyGroup(group []*updateRequest) {
 	const op = "update connector"
+	results := make([]updateResult, len(group))
+	answer := func() {
+		for i, r := range group {
+			r.done <- results[i]
+		}
+	}
+	failAll := func(err error) {
+		for i := range results {
+			if results[i].err == nil {
+				results[i] = updateResult{err: wrap(op, err)}
+			}
+		}
+		answer()
+	}
+	// The requests' contexts only decide whether an update starts: a cancellation in
+	// the middle of the transaction must not fail the others.
+	ctx, cancel := context.WithTimeout(context.Background(), busyTimeout+5*time.Second)
+	defer cancel()
 	tx, err := s.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the write lock from here
 	if err != nil {
-		return nil, wrap(op, err)
+		failAll(err)
+		return
 	}
 	defer func() { _ = tx.Rollback() }()
-	rows, err := tx.StmtContext(ctx, s.evseForUpdate).QueryContext(ctx, uid)
+	for i, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			results[i].err = err
+			continue
+		}
+		e, err := s.updateInTx(ctx, tx, r)
+		var de *chargenet.Error
+		switch {
+		case err == nil:
+			results[i].evse = e
+		case errors.As(err, &de):
+			results[i].err = err // refused before anything was written
+		default:
+			failAll(err)
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		failAll(err)
+		return
+	}
+	answer()
+}
+
+// updateInTx is one update of applyGroup (see UpdateConnector). Domain errors are
+// returned before anything is written.
+func (s *Store) updateInTx(ctx context.Context, tx *sql.Tx, r *updateRequest) (*chargenet.EVSE, error) {
+	rows, err := tx.StmtContext(ctx, s.evseForUpdate).QueryContext(ctx, r.uid)
 	if err != nil {
-		return nil, wrap(op, err)
+		return nil, err
 	}
 	evses, err := scanEVSEs(rows, 1)
 	if err != nil {
-		return nil, wrap(op, err)
-	}
-	if len(evses) == 0 {
-		return nil, evseNotFound(uid)
-	}
-	e := &evses[0]
-	if _, err := e.UpdateConnector(connectorID, patch, ifMatch); err != nil {
 		return nil, err
 	}
-	mask, args := patchMask(patch)
-	args = append(args, uid, connectorID)
+	if len(evses) == 0 {
+		return nil, evseNotFound(r.uid)
+	}
+	e := &evses[0]
+	if _, err := e.UpdateConnector(r.connectorID, r.patch, r.ifMatch); err != nil {
+		return nil, err
+	}
+	mask, args := patchMask(r.patch)
+	args = append(args, r.uid, r.connectorID)
 	if _, err := tx.StmtContext(ctx, s.patch[mask]).ExecContext(ctx, args...); err != nil {
-		return nil, wrap(op, err)
+		return nil, err
 	}
-	now = now.UTC()
-	if err := tx.StmtContext(ctx, s.bumpVersion).QueryRowContext(ctx, formatTime(now), uid).Scan(&e.Version); err != nil {
-		return nil, wrap(op, err)
+	if err := tx.StmtContext(ctx, s.bumpVersion).QueryRowContext(ctx, formatTime(r.now), r.uid).Scan(&e.Version); err != nil {
+		return nil, err
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, wrap(op, err)
-	}
-	e.LastUpdated = now
+	e.LastUpdated = r.now
 	return e, nil
 }

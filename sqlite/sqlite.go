@@ -70,6 +70,11 @@ type Store struct {
 	insertSetting   *sql.Stmt
 	selectSetting   *sql.Stmt
 
+	// The single writer of UpdateConnector (see writeLoop).
+	updates    chan *updateRequest
+	quit       chan struct{} // closed by Close
+	writerDone chan struct{} // closed when writeLoop has returned
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -134,6 +139,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	s.updates, s.quit, s.writerDone = make(chan *updateRequest), make(chan struct{}), make(chan struct{})
+	go s.writeLoop()
 	return s, nil
 }
 
@@ -157,6 +164,10 @@ func pragmas(file bool) string {
 // call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.quit != nil {
+			close(s.quit)
+			<-s.writerDone // the group in progress is committed and answered first
+		}
 		var errs []error
 		for _, st := range s.stmts {
 			errs = append(errs, st.Close())
