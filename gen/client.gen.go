@@ -154,7 +154,8 @@ type ClientInterface interface {
 	// Changes the technical data of one connector. Only the fields present in the body
 	// are changed; absent fields keep their value, so two clients updating different
 	// fields of one connector at the same time both see their change applied. The body
-	// must hold at least one field; unknown fields and `null` values are rejected.
+	// must hold at least one field; unknown fields, `null` values and a field given twice
+	// are rejected (400 `invalid_body`).
 	//
 	// The result must satisfy the connector rules, checked against the connector's
 	// `powerType`: the DC standards (`CHADEMO`, `IEC_62196_T1_COMBO`,
@@ -177,7 +178,8 @@ type ClientInterface interface {
 	// Changes the technical data of one connector. Only the fields present in the body
 	// are changed; absent fields keep their value, so two clients updating different
 	// fields of one connector at the same time both see their change applied. The body
-	// must hold at least one field; unknown fields and `null` values are rejected.
+	// must hold at least one field; unknown fields, `null` values and a field given twice
+	// are rejected (400 `invalid_body`).
 	//
 	// The result must satisfy the connector rules, checked against the connector's
 	// `powerType`: the DC standards (`CHADEMO`, `IEC_62196_T1_COMBO`,
@@ -310,7 +312,8 @@ func (c *Client) GetEvse(ctx context.Context, uid EvseUid, reqEditors ...Request
 // Changes the technical data of one connector. Only the fields present in the body
 // are changed; absent fields keep their value, so two clients updating different
 // fields of one connector at the same time both see their change applied. The body
-// must hold at least one field; unknown fields and `null` values are rejected.
+// must hold at least one field; unknown fields, `null` values and a field given twice
+// are rejected (400 `invalid_body`).
 //
 // The result must satisfy the connector rules, checked against the connector's
 // `powerType`: the DC standards (`CHADEMO`, `IEC_62196_T1_COMBO`,
@@ -343,7 +346,8 @@ func (c *Client) UpdateConnectorWithBody(ctx context.Context, uid EvseUid, conne
 // Changes the technical data of one connector. Only the fields present in the body
 // are changed; absent fields keep their value, so two clients updating different
 // fields of one connector at the same time both see their change applied. The body
-// must hold at least one field; unknown fields and `null` values are rejected.
+// must hold at least one field; unknown fields, `null` values and a field given twice
+// are rejected (400 `invalid_body`).
 //
 // The result must satisfy the connector rules, checked against the connector's
 // `powerType`: the DC standards (`CHADEMO`, `IEC_62196_T1_COMBO`,
@@ -785,7 +789,8 @@ type ClientWithResponsesInterface interface {
 	// Changes the technical data of one connector. Only the fields present in the body
 	// are changed; absent fields keep their value, so two clients updating different
 	// fields of one connector at the same time both see their change applied. The body
-	// must hold at least one field; unknown fields and `null` values are rejected.
+	// must hold at least one field; unknown fields, `null` values and a field given twice
+	// are rejected (400 `invalid_body`).
 	//
 	// The result must satisfy the connector rules, checked against the connector's
 	// `powerType`: the DC standards (`CHADEMO`, `IEC_62196_T1_COMBO`,
@@ -808,7 +813,8 @@ type ClientWithResponsesInterface interface {
 	// Changes the technical data of one connector. Only the fields present in the body
 	// are changed; absent fields keep their value, so two clients updating different
 	// fields of one connector at the same time both see their change applied. The body
-	// must hold at least one field; unknown fields and `null` values are rejected.
+	// must hold at least one field; unknown fields, `null` values and a field given twice
+	// are rejected (400 `invalid_body`).
 	//
 	// The result must satisfy the connector rules, checked against the connector's
 	// `powerType`: the DC standards (`CHADEMO`, `IEC_62196_T1_COMBO`,
@@ -1496,7 +1502,8 @@ func (c *ClientWithResponses) GetEvseWithResponse(ctx context.Context, uid EvseU
 // Changes the technical data of one connector. Only the fields present in the body
 // are changed; absent fields keep their value, so two clients updating different
 // fields of one connector at the same time both see their change applied. The body
-// must hold at least one field; unknown fields and `null` values are rejected.
+// must hold at least one field; unknown fields, `null` values and a field given twice
+// are rejected (400 `invalid_body`).
 //
 // The result must satisfy the connector rules, checked against the connector's
 // `powerType`: the DC standards (`CHADEMO`, `IEC_62196_T1_COMBO`,
@@ -1525,7 +1532,8 @@ func (c *ClientWithResponses) UpdateConnectorWithBodyWithResponse(ctx context.Co
 // Changes the technical data of one connector. Only the fields present in the body
 // are changed; absent fields keep their value, so two clients updating different
 // fields of one connector at the same time both see their change applied. The body
-// must hold at least one field; unknown fields and `null` values are rejected.
+// must hold at least one field; unknown fields, `null` values and a field given twice
+// are rejected (400 `invalid_body`).
 //
 // The result must satisfy the connector rules, checked against the connector's
 // `powerType`: the DC standards (`CHADEMO`, `IEC_62196_T1_COMBO`,

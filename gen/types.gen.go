@@ -248,7 +248,7 @@ type ConnectorErrorCode string
 type ConnectorFormat string
 
 // ConnectorPatch The connector fields to change. At least one field is required; absent fields keep
-// their value; unknown fields and `null` values are rejected.
+// their value; unknown fields, `null` values and a field given twice are rejected.
 type ConnectorPatch struct {
 	// Format Whether the connector is a socket (the driver brings a cable) or has a fixed cable. DC standards are always CABLE.
 	//
