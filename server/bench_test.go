@@ -16,7 +16,6 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/server"
-	"github.com/chargenet/chargenet/sqlite"
 	"github.com/labstack/echo/v4"
 )
 
@@ -24,24 +23,10 @@ import (
 // `chargenet serve` runs it (request logging included, to a discarding handler).
 func benchServer(b *testing.B) *echo.Echo {
 	b.Helper()
-	store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = store.Close() })
-	if err := store.Import(context.Background(), chargenet.DemoInventory(time.Now())); err != nil {
-		b.Fatal(err)
-	}
-	e, err := server.New(server.Config{
-		Store:     store,
-		Keys:      server.NewKeys(store, []string{devKey}),
-		Cursors:   chargenet.NewCursorCodec([]byte(testSecret)),
+	e, _ := demoService(b, filepath.Join(b.TempDir(), "bench.db"), server.Config{
 		Logger:    slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		RateLimit: &server.RateLimit{}, // none: the loop would exceed any limit
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
 	return e
 }
 

@@ -30,25 +30,31 @@ type fuzzEnv struct {
 
 func newFuzzEnv(f *testing.F) *fuzzEnv {
 	f.Helper()
-	store, err := sqlite.Open(context.Background(), ":memory:")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { _ = store.Close() })
-	if err := store.Import(context.Background(), chargenet.DemoInventory(time.Now())); err != nil {
-		f.Fatal(err)
-	}
-	e, err := server.New(server.Config{
-		Store:   store,
-		Keys:    server.NewKeys(store, []string{devKey}),
-		Cursors: chargenet.NewCursorCodec([]byte(testSecret)),
-	})
-	if err != nil {
-		f.Fatal(err)
-	}
+	e, store := demoService(f, ":memory:", server.Config{})
 	v := &fuzzEnv{e: e, store: store}
 	v.state = v.snapshot(f)
 	return v
+}
+
+// demoService is the service over a new SQLite database at path (":memory:" for a
+// private in-memory one) holding the demo inventory, accepting devKey. cfg adds to the
+// configuration (logger, rate limit); its store, keys and cursors are set here.
+func demoService(tb testing.TB, path string, cfg server.Config) (*echo.Echo, *sqlite.Store) {
+	tb.Helper()
+	store, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = store.Close() })
+	if err := store.Import(context.Background(), chargenet.DemoInventory(time.Now())); err != nil {
+		tb.Fatal(err)
+	}
+	cfg.Store, cfg.Keys, cfg.Cursors = store, server.NewKeys(store, []string{devKey}), chargenet.NewCursorCodec([]byte(testSecret))
+	e, err := server.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e, store
 }
 
 // snapshot hashes every location and EVSE of the store, versions included.
