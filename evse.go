@@ -165,6 +165,10 @@ type Connector struct {
 	TariffIDs        []string
 	Error            *ConnectorError // nil when there is no error
 	DeletedAt        *time.Time      // nil while in service
+	// StatusReportedAt is the timestamp of the last status notification applied to the
+	// connector; zero before the first. Only the status notification path reads it:
+	// EVSE and ListEVSEs leave it zero.
+	StatusReportedAt time.Time
 }
 
 // Validate checks the connector's values and the rules between them: enum values, ratings
@@ -270,6 +274,10 @@ type EVSE struct {
 	LastUpdated time.Time
 	// Version counts the changes to the EVSE and its connectors; the ETag derives from it.
 	Version int64
+	// StatusReportedAt is the timestamp of the status notification that set Status; zero
+	// before the first. Only the status notification path reads it: EVSE and ListEVSEs
+	// leave it zero.
+	StatusReportedAt time.Time
 }
 
 // EvseIDPattern is the eMI3 / ISO 15118 EVSE ID format the service accepts: country code,

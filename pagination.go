@@ -20,6 +20,7 @@ const (
 const (
 	ListEVSEs     = "evses"
 	ListLocations = "locations"
+	ListWebhooks  = "webhooks"
 )
 
 // CursorCodec signs and checks pagination cursors. A cursor is

@@ -22,6 +22,44 @@ type Store interface {
 	// the EVSE as committed. ErrNotFound if the EVSE does not exist.
 	UpdateConnector(ctx context.Context, uid, connectorID int64, patch ConnectorPatch, ifMatch string, now time.Time) (*EVSE, error)
 
+	// ApplyStatusNotification applies a charge box's status notification in one
+	// transaction that locks the charge box's EVSEs, through ApplyStatusNotification (so
+	// its errors come from there), and records the events it produces in the same
+	// transaction. ErrNotFound if the charge box has no EVSE.
+	ApplyStatusNotification(ctx context.Context, n *StatusNotification, now time.Time) (*StatusResult, error)
+
+	// CreateWebhook stores a new webhook. ErrConflict if the ID is taken.
+	CreateWebhook(ctx context.Context, w *Webhook) error
+	// Webhook returns the webhook of owner with this id. ErrNotFound if there is none.
+	Webhook(ctx context.Context, owner, id string) (*Webhook, error)
+	// ListWebhooks reads one keyset slice of owner's webhooks ordered by ID.
+	ListWebhooks(ctx context.Context, owner string, seek Seek[string]) ([]Webhook, error)
+	// UpdateWebhook applies patch (already checked) to owner's webhook and sets UpdatedAt
+	// to now; a patch that sets Enabled true clears DisabledReason. ErrNotFound if there
+	// is none.
+	UpdateWebhook(ctx context.Context, owner, id string, patch WebhookPatch, now time.Time) (*Webhook, error)
+	// RotateWebhookSecret makes secret the webhook's signing secret and keeps the
+	// current one as PreviousSecret until now + SecretOverlap. ErrNotFound if there is none.
+	RotateWebhookSecret(ctx context.Context, owner, id, secret string, now time.Time) (*Webhook, error)
+	// DeleteWebhook deletes owner's webhook, its pending deliveries and its attempts.
+	// ErrNotFound if there is none.
+	DeleteWebhook(ctx context.Context, owner, id string) error
+	// ListDeliveryAttempts reads one keyset slice of the attempts made for owner's
+	// webhook, ordered by ID (Seek.Backward for newest first). ErrNotFound if there is no
+	// such webhook.
+	ListDeliveryAttempts(ctx context.Context, owner, webhookID string, seek Seek[int64]) ([]DeliveryAttempt, error)
+
+	// ClaimDeliveries leases up to limit due deliveries (next attempt at or before now,
+	// webhook enabled, no unexpired lease) until now + lease and returns them, oldest due
+	// first. A delivery is leased to one caller at a time, also across replicas; a lease
+	// that expires (the caller died) makes it due again.
+	ClaimDeliveries(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]Delivery, error)
+	// RecordAttempt stores the attempt and settles its delivery: removed when the
+	// attempt succeeded or no retry is scheduled, otherwise due again at
+	// a.NextAttemptAt; OutcomeGone also disables the webhook. A delivery whose webhook
+	// was deleted meanwhile is dropped without error.
+	RecordAttempt(ctx context.Context, d *Delivery, a *DeliveryAttempt) error
+
 	// Location returns the location with its EvseUIDs. ErrNotFound if there is none.
 	Location(ctx context.Context, id string) (*Location, error)
 	// ListLocations reads one keyset slice of locations ordered by ID (see Seek).
@@ -57,6 +95,37 @@ type Seek[K int64 | string] struct {
 	HasKey   bool
 	Backward bool
 	Limit    int
+}
+
+// Delivery is one event to deliver to one webhook (a row of the outbox).
+type Delivery struct {
+	ID         int64
+	Event      Event
+	Webhook    Webhook // with its secrets
+	APIVersion string  // the payload version the webhook subscribed to
+	Attempt    int     // the number of this attempt: 1 for the first
+}
+
+// Outcomes of a delivery attempt.
+const (
+	OutcomeSucceeded = "succeeded" // the receiver answered 2xx
+	OutcomeFailed    = "failed"    // another answer or no answer
+	OutcomeGone      = "gone"      // 410: the webhook is disabled
+)
+
+// DeliveryAttempt records one attempt to deliver an event to a webhook.
+type DeliveryAttempt struct {
+	ID            int64
+	WebhookID     string
+	EventID       string
+	EventType     string
+	Attempt       int
+	AttemptedAt   time.Time
+	Outcome       string
+	HTTPStatus    int    // 0 when no answer came
+	Error         string // empty on success
+	Duration      time.Duration
+	NextAttemptAt *time.Time // nil when no retry is scheduled
 }
 
 // APIKey is a stored API key. Only its SHA-256 hash is kept.

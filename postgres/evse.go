@@ -255,7 +255,9 @@ func patchSet(p chargenet.ConnectorPatch, first int) (string, []any) {
 // one EVSE queue and each sees the previous one's result), reads its connectors, lets
 // (*chargenet.EVSE).UpdateConnector check the request, writes only the columns the
 // patch sets, increments the EVSE's Version, sets its LastUpdated to now (UTC, to the
-// microsecond, as stored) and returns the EVSE as committed.
+// microsecond, as stored), records the evse.connector.updated event (see recordEvents)
+// and returns the EVSE as committed. The update and its event commit or roll back
+// together.
 //
 // Errors: an ErrNotFound *chargenet.Error with Param "uid" if the EVSE does not exist;
 // from the domain rules, unchanged, ErrNotFound (connector), ErrPreconditionFailed
@@ -289,8 +291,15 @@ func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, pat
 			return err
 		}
 		e.LastUpdated = now.UTC().Truncate(time.Microsecond)
-		return tx.QueryRow(ctx, `UPDATE evses SET version = version + 1, last_updated = $2 WHERE uid = $1 RETURNING version`,
-			uid, e.LastUpdated).Scan(&e.Version)
+		if err := tx.QueryRow(ctx, `UPDATE evses SET version = version + 1, last_updated = $2 WHERE uid = $1 RETURNING version`,
+			uid, e.LastUpdated).Scan(&e.Version); err != nil {
+			return err
+		}
+		ev, err := chargenet.NewConnectorUpdatedEvent(&e, connectorID, e.LastUpdated)
+		if err != nil {
+			return err
+		}
+		return recordEvents(ctx, tx, ev)
 	})
 	if err != nil {
 		return nil, s.wrap("update connector", err)

@@ -250,7 +250,8 @@ func patchQuery(mask int) string {
 // transaction: it reads the EVSE with its connectors, lets
 // (*chargenet.EVSE).UpdateConnector check the request, writes only the columns the
 // patch sets, increments the EVSE's Version, sets its LastUpdated to now, and returns
-// the EVSE as committed. It returns once the transaction is committed (synced to disk).
+// the EVSE as committed, and records the evse.connector.updated event in the same
+// transaction. It returns once the transaction is committed (synced to disk).
 //
 // Concurrent calls are applied one after the other by the store's single writer, which
 // commits the calls waiting at the same time in one transaction (group commit): one
@@ -404,5 +405,12 @@ func (s *Store) updateInTx(ctx context.Context, tx *sql.Tx, r *updateRequest) (*
 		return nil, err
 	}
 	e.LastUpdated = r.now
+	ev, err := chargenet.NewConnectorUpdatedEvent(e, r.connectorID, r.now)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.recordEvents(ctx, tx, ev); err != nil {
+		return nil, err
+	}
 	return e, nil
 }

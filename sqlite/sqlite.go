@@ -69,6 +69,8 @@ type Store struct {
 	revokeAPIKey    *sql.Stmt
 	insertSetting   *sql.Stmt
 	selectSetting   *sql.Stmt
+	insertEvent     *sql.Stmt
+	fanOut          *sql.Stmt
 
 	// The single writer of UpdateConnector (see writeLoop).
 	updates    chan *updateRequest
@@ -333,6 +335,8 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.revokeAPIKey = p(s.write, `UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL`)
 	s.insertSetting = p(s.write, `INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`)
 	s.selectSetting = p(s.write, `SELECT value FROM settings WHERE name = ?`)
+	s.insertEvent = p(s.write, insertEventQuery)
+	s.fanOut = p(s.write, fanOutQuery)
 	return err
 }
 

@@ -53,6 +53,9 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, open) })
 	t.Run("Setting", func(t *testing.T) { testSetting(t, open) })
 	t.Run("SettingConcurrent", func(t *testing.T) { testSettingConcurrent(t, open) })
+	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
+	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
+	t.Run("StatusNotification", func(t *testing.T) { testStatusNotification(t, open) })
 	t.Run("Ping", func(t *testing.T) { testPing(t, open) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceledContext(t, open) })
 }

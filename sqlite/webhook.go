@@ -1,0 +1,560 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/chargenet/chargenet"
+)
+
+const (
+	webhookColumns = `id, owner, url, description, enabled, disabled_reason, secret, previous_secret, ` +
+		`previous_secret_until, created_at, updated_at`
+
+	// insertEventQuery stores an event only when a webhook subscribes to its type; its
+	// parameters are id, type, time, data and the type again.
+	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data) SELECT ?, ?, ?, ? ` +
+		`WHERE EXISTS (SELECT 1 FROM webhook_event_types WHERE type = ?)`
+	// fanOutQuery queues an event for every webhook subscribed to its type; its
+	// parameters are the event id, the due time and the type.
+	fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
+		`SELECT ?, webhook_id, api_version, ? FROM webhook_event_types WHERE type = ?`
+)
+
+func webhookNotFound(id string) error {
+	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "webhookId", "webhook with webhookId %s not found", id)
+}
+
+// recordEvents writes events to the outbox in the caller's transaction, queued for
+// every subscribed webhook.
+func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargenet.Event) error {
+	insert, fanOut := tx.StmtContext(ctx, s.insertEvent), tx.StmtContext(ctx, s.fanOut)
+	for _, ev := range events {
+		at := formatTime(ev.Time)
+		res, err := insert.ExecContext(ctx, ev.ID, ev.Type, at, string(ev.Data), ev.Type)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			continue // no subscriber: nothing to deliver
+		}
+		if _, err := fanOut.ExecContext(ctx, ev.ID, at, ev.Type); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type webhookRow struct {
+	w                chargenet.Webhook
+	enabled          bool
+	prevUntil        sql.NullString
+	created, updated string
+}
+
+func (r *webhookRow) dest() []any {
+	return []any{&r.w.ID, &r.w.Owner, &r.w.URL, &r.w.Description, &r.enabled, &r.w.DisabledReason, &r.w.Secret,
+		&r.w.PreviousSecret, &r.prevUntil, &r.created, &r.updated}
+}
+
+func (r *webhookRow) webhook() (chargenet.Webhook, error) {
+	w := r.w
+	w.Enabled = r.enabled
+	var err error
+	if w.CreatedAt, err = parseTime(r.created); err != nil {
+		return w, err
+	}
+	if w.UpdatedAt, err = parseTime(r.updated); err != nil {
+		return w, err
+	}
+	if r.prevUntil.Valid {
+		if w.PreviousSecretUntil, err = parseTime(r.prevUntil.String); err != nil {
+			return w, err
+		}
+	}
+	return w, nil
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// loadSubscriptions fills the Subscriptions of ws, in type order, in one query.
+func loadSubscriptions(ctx context.Context, q querier, ws []chargenet.Webhook) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	index := make(map[string]int, len(ws))
+	args := make([]any, len(ws))
+	marks := make([]byte, 0, 2*len(ws))
+	for i := range ws {
+		index[ws[i].ID] = i
+		args[i] = ws[i].ID
+		ws[i].Subscriptions = []chargenet.Subscription{}
+		if i > 0 {
+			marks = append(marks, ',')
+		}
+		marks = append(marks, '?')
+	}
+	rows, err := q.QueryContext(ctx, `SELECT webhook_id, type, api_version FROM webhook_event_types WHERE webhook_id IN (`+
+		string(marks)+`) ORDER BY webhook_id, type`, args...)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var id string
+		var sub chargenet.Subscription
+		if err := rows.Scan(&id, &sub.Type, &sub.APIVersion); err != nil {
+			return err
+		}
+		w := &ws[index[id]]
+		w.Subscriptions = append(w.Subscriptions, sub)
+	}
+	return rows.Err()
+}
+
+// webhookIn reads owner's webhook with its subscriptions through q.
+func webhookIn(ctx context.Context, q querier, owner, id string) (*chargenet.Webhook, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ? AND owner = ?`, id, owner)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := scanWebhooks(rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(ws) == 0 {
+		return nil, webhookNotFound(id)
+	}
+	if err := loadSubscriptions(ctx, q, ws); err != nil {
+		return nil, err
+	}
+	return &ws[0], nil
+}
+
+func scanWebhooks(rows *sql.Rows) ([]chargenet.Webhook, error) {
+	defer func() { _ = rows.Close() }()
+	out := []chargenet.Webhook{}
+	var r webhookRow
+	for rows.Next() {
+		if err := rows.Scan(r.dest()...); err != nil {
+			return nil, err
+		}
+		w, err := r.webhook()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+func insertSubscriptions(ctx context.Context, tx *sql.Tx, id string, subs []chargenet.Subscription) error {
+	for _, sub := range subs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_event_types (webhook_id, type, api_version) VALUES (?, ?, ?)`,
+			id, sub.Type, sub.APIVersion); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateWebhook stores w with its subscriptions in one transaction. An ID already taken
+// is an ErrConflict *chargenet.Error; other errors are wrapped driver errors.
+func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook) error {
+	const op = "create webhook"
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		var prevUntil any
+		if !w.PreviousSecretUntil.IsZero() {
+			prevUntil = formatTime(w.PreviousSecretUntil)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhooks (`+webhookColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			w.ID, w.Owner, w.URL, w.Description, w.Enabled, w.DisabledReason, w.Secret, w.PreviousSecret, prevUntil,
+			formatTime(w.CreatedAt), formatTime(w.UpdatedAt)); err != nil {
+			if constraintCode(err) != 0 {
+				return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, "id", "a webhook with id %s already exists", w.ID)
+			}
+			return err
+		}
+		return insertSubscriptions(ctx, tx, w.ID, w.Subscriptions)
+	})
+	return wrap(op, err)
+}
+
+// Webhook returns owner's webhook with this id and its subscriptions; an ErrNotFound
+// *chargenet.Error (Param "webhookId") if owner has none with this id.
+func (s *Store) Webhook(ctx context.Context, owner, id string) (*chargenet.Webhook, error) {
+	w, err := webhookIn(ctx, s.read, owner, id)
+	return w, wrap("webhook", err)
+}
+
+// ListWebhooks reads one keyset slice of owner's webhooks in id order (see
+// chargenet.Seek), with their subscriptions. Errors are wrapped driver errors.
+func (s *Store) ListWebhooks(ctx context.Context, owner string, seek chargenet.Seek[string]) ([]chargenet.Webhook, error) {
+	if seek.Limit <= 0 {
+		return []chargenet.Webhook{}, nil
+	}
+	q, cmp, dir := `SELECT `+webhookColumns+` FROM webhooks WHERE owner = ?`, ">", "ASC"
+	if seek.Backward {
+		cmp, dir = "<", "DESC"
+	}
+	args := []any{owner}
+	if seek.HasKey {
+		q += ` AND id ` + cmp + ` ?`
+		args = append(args, seek.Key)
+	}
+	rows, err := s.read.QueryContext(ctx, q+` ORDER BY id `+dir+` LIMIT ?`, append(args, seek.Limit)...)
+	if err != nil {
+		return nil, wrap("list webhooks", err)
+	}
+	ws, err := scanWebhooks(rows)
+	if err == nil {
+		err = loadSubscriptions(ctx, s.read, ws)
+	}
+	if err != nil {
+		return nil, wrap("list webhooks", err)
+	}
+	return ws, nil
+}
+
+// UpdateWebhook applies patch to owner's webhook in one transaction and returns it as
+// committed; an ErrNotFound *chargenet.Error if owner has none with this id.
+func (s *Store) UpdateWebhook(ctx context.Context, owner, id string, patch chargenet.WebhookPatch, now time.Time) (*chargenet.Webhook, error) {
+	var out *chargenet.Webhook
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		w, err := webhookIn(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		updated := patch.Apply(*w)
+		updated.UpdatedAt = now.UTC()
+		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET url = ?, description = ?, enabled = ?, disabled_reason = ?, `+
+			`updated_at = ? WHERE id = ?`, updated.URL, updated.Description, updated.Enabled, updated.DisabledReason,
+			formatTime(updated.UpdatedAt), id); err != nil {
+			return err
+		}
+		if patch.Subscriptions != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_event_types WHERE webhook_id = ?`, id); err != nil {
+				return err
+			}
+			if err := insertSubscriptions(ctx, tx, id, updated.Subscriptions); err != nil {
+				return err
+			}
+		}
+		out, err = webhookIn(ctx, tx, owner, id)
+		return err
+	})
+	return out, wrap("update webhook", err)
+}
+
+// RotateWebhookSecret replaces the signing secret, keeping the current one as the
+// previous secret until now + chargenet.SecretOverlap; an ErrNotFound
+// *chargenet.Error if owner has no webhook with this id.
+func (s *Store) RotateWebhookSecret(ctx context.Context, owner, id, secret string, now time.Time) (*chargenet.Webhook, error) {
+	var out *chargenet.Webhook
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE webhooks SET previous_secret = secret, previous_secret_until = ?, secret = ?, `+
+			`updated_at = ? WHERE id = ? AND owner = ?`, formatTime(now.Add(chargenet.SecretOverlap)), secret, formatTime(now), id, owner)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return errors.Join(err, webhookNotFound(id))
+		}
+		out, err = webhookIn(ctx, tx, owner, id)
+		return err
+	})
+	return out, wrap("rotate webhook secret", err)
+}
+
+// DeleteWebhook deletes owner's webhook; its subscriptions, pending deliveries and
+// attempts go with it. An ErrNotFound *chargenet.Error if owner has none with this id.
+func (s *Store) DeleteWebhook(ctx context.Context, owner, id string) error {
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM webhooks WHERE id = ? AND owner = ?`, id, owner)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return errors.Join(err, webhookNotFound(id))
+		}
+		return nil
+	})
+	return wrap("delete webhook", err)
+}
+
+// ListDeliveryAttempts reads one keyset slice of the attempts of owner's webhook (see
+// chargenet.Seek over attempt ids). An ErrNotFound *chargenet.Error if owner has no
+// webhook with this id.
+func (s *Store) ListDeliveryAttempts(ctx context.Context, owner, webhookID string, seek chargenet.Seek[int64]) ([]chargenet.DeliveryAttempt, error) {
+	const op = "list delivery attempts"
+	var exists bool
+	if err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND owner = ?)`,
+		webhookID, owner).Scan(&exists); err != nil {
+		return nil, wrap(op, err)
+	}
+	if !exists {
+		return nil, webhookNotFound(webhookID)
+	}
+	out := []chargenet.DeliveryAttempt{}
+	if seek.Limit <= 0 {
+		return out, nil
+	}
+	q, cmp, dir := `SELECT id, webhook_id, event_id, event_type, attempt, attempted_at, outcome, http_status, error, `+
+		`duration_ms, next_attempt_at FROM delivery_attempts WHERE webhook_id = ?`, ">", "ASC"
+	if seek.Backward {
+		cmp, dir = "<", "DESC"
+	}
+	args := []any{webhookID}
+	if seek.HasKey {
+		q += ` AND id ` + cmp + ` ?`
+		args = append(args, seek.Key)
+	}
+	rows, err := s.read.QueryContext(ctx, q+` ORDER BY id `+dir+` LIMIT ?`, append(args, seek.Limit)...)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var a chargenet.DeliveryAttempt
+		var at string
+		var status sql.NullInt64
+		var next sql.NullString
+		var ms int64
+		if err := rows.Scan(&a.ID, &a.WebhookID, &a.EventID, &a.EventType, &a.Attempt, &at, &a.Outcome, &status, &a.Error,
+			&ms, &next); err != nil {
+			return nil, wrap(op, err)
+		}
+		if a.AttemptedAt, err = parseTime(at); err != nil {
+			return nil, wrap(op, err)
+		}
+		a.HTTPStatus, a.Duration = int(status.Int64), time.Duration(ms)*time.Millisecond
+		if next.Valid {
+			t, err := parseTime(next.String)
+			if err != nil {
+				return nil, wrap(op, err)
+			}
+			a.NextAttemptAt = &t
+		}
+		out = append(out, a)
+	}
+	return out, wrap(op, rows.Err())
+}
+
+// ClaimDeliveries leases up to limit due deliveries of enabled webhooks until now +
+// lease, in one write transaction, and returns them with their events and webhooks.
+// Errors are wrapped driver errors.
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]chargenet.Delivery, error) {
+	var out []chargenet.Delivery
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		nowS := formatTime(now)
+		rows, err := tx.QueryContext(ctx, `UPDATE outbox SET leased_until = ?, attempts = attempts + 1 WHERE id IN (`+
+			`SELECT o.id FROM outbox o JOIN webhooks w ON w.id = o.webhook_id WHERE o.next_attempt_at <= ? `+
+			`AND (o.leased_until IS NULL OR o.leased_until <= ?) AND w.enabled ORDER BY o.next_attempt_at, o.id LIMIT ?) `+
+			`RETURNING id, event_id, webhook_id, api_version, attempts`, formatTime(now.Add(lease)), nowS, nowS, limit)
+		if err != nil {
+			return err
+		}
+		type claimed struct {
+			d                  chargenet.Delivery
+			eventID, webhookID string
+		}
+		var cs []claimed
+		for rows.Next() {
+			var c claimed
+			if err := rows.Scan(&c.d.ID, &c.eventID, &c.webhookID, &c.d.APIVersion, &c.d.Attempt); err != nil {
+				_ = rows.Close()
+				return err
+			}
+			cs = append(cs, c)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		hooks := map[string]*chargenet.Webhook{}
+		for _, c := range cs {
+			d := c.d
+			var at, data string
+			if err := tx.QueryRowContext(ctx, `SELECT type, occurred_at, data FROM events WHERE id = ?`, c.eventID).
+				Scan(&d.Event.Type, &at, &data); err != nil {
+				return err
+			}
+			d.Event.ID, d.Event.Data = c.eventID, []byte(data)
+			if d.Event.Time, err = parseTime(at); err != nil {
+				return err
+			}
+			w, ok := hooks[c.webhookID]
+			if !ok {
+				wr, err := tx.QueryContext(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ?`, c.webhookID)
+				if err != nil {
+					return err
+				}
+				ws, err := scanWebhooks(wr)
+				if err != nil {
+					return err
+				}
+				if len(ws) == 0 {
+					continue // deleted meanwhile: its outbox rows went with it
+				}
+				w = &ws[0]
+				hooks[c.webhookID] = w
+			}
+			d.Webhook = *w
+			out = append(out, d)
+		}
+		return nil
+	})
+	return out, wrap("claim deliveries", err)
+}
+
+// RecordAttempt stores attempt a of delivery d and settles d (see chargenet.Store), in
+// one write transaction. Errors are wrapped driver errors.
+func (s *Store) RecordAttempt(ctx context.Context, d *chargenet.Delivery, a *chargenet.DeliveryAttempt) error {
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		var exists bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`, d.Webhook.ID).Scan(&exists); err != nil || !exists {
+			return err // a deleted webhook took its deliveries with it
+		}
+		var status, next any
+		if a.HTTPStatus != 0 {
+			status = a.HTTPStatus
+		}
+		if a.NextAttemptAt != nil {
+			next = formatTime(*a.NextAttemptAt)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (webhook_id, event_id, event_type, attempt, attempted_at, `+
+			`outcome, http_status, error, duration_ms, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			d.Webhook.ID, d.Event.ID, d.Event.Type, a.Attempt, formatTime(a.AttemptedAt), a.Outcome, status, a.Error,
+			a.Duration.Milliseconds(), next); err != nil {
+			return err
+		}
+		if a.Outcome == chargenet.OutcomeGone {
+			if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ?`,
+				"the receiver answered 410 Gone at "+a.AttemptedAt.UTC().Format(time.RFC3339), formatTime(a.AttemptedAt), d.Webhook.ID); err != nil {
+				return err
+			}
+		}
+		var err error
+		if a.NextAttemptAt == nil {
+			_, err = tx.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, d.ID)
+		} else {
+			_, err = tx.ExecContext(ctx, `UPDATE outbox SET next_attempt_at = ?, leased_until = NULL WHERE id = ?`, next, d.ID)
+		}
+		return err
+	})
+	return wrap("record attempt", err)
+}
+
+// writeTx runs fn in a write transaction on the writer connection and commits it.
+func (s *Store) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// ApplyStatusNotification applies n in one write transaction: it reads the charge
+// box's EVSEs with their connectors and status times, lets
+// chargenet.ApplyStatusNotification decide (its errors are returned unchanged), writes
+// the changed EVSEs and connectors, and records the events. Other errors are wrapped
+// driver errors.
+func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, now time.Time) (*chargenet.StatusResult, error) {
+	var out *chargenet.StatusResult
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+evseRowColumns+` FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid `+
+			`WHERE e.chargebox_id = ? ORDER BY e.uid, c.id`, n.ChargeboxID)
+		if err != nil {
+			return err
+		}
+		evses, err := scanEVSEs(rows, 4)
+		if err != nil {
+			return err
+		}
+		if err := loadStatusTimes(ctx, tx, n.ChargeboxID, evses); err != nil {
+			return err
+		}
+		plan, err := chargenet.ApplyStatusNotification(evses, n, now)
+		if err != nil {
+			return err
+		}
+		for _, e := range plan.Changed {
+			if _, err := tx.ExecContext(ctx, `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ? WHERE uid = ?`,
+				string(e.Status), nullTime(e.StatusReportedAt), e.Version, formatTime(e.LastUpdated), e.UID); err != nil {
+				return err
+			}
+			for i := range e.Connectors {
+				c := &e.Connectors[i]
+				var code, info, vendor any
+				if c.Error != nil {
+					code, info, vendor = string(c.Error.Code), c.Error.Info, c.Error.VendorErrorCode
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE connectors SET error_code = ?, error_info = ?, error_vendor_code = ?, `+
+					`status_at = ? WHERE evse_uid = ? AND id = ?`, code, info, vendor, nullTime(c.StatusReportedAt), e.UID, c.ID); err != nil {
+					return err
+				}
+			}
+		}
+		if err := s.recordEvents(ctx, tx, plan.Events...); err != nil {
+			return err
+		}
+		out = &plan.Result
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("apply status notification", err)
+	}
+	return out, nil
+}
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return formatTime(t)
+}
+
+// loadStatusTimes sets the StatusReportedAt of evses (all of one charge box) and of
+// their connectors.
+func loadStatusTimes(ctx context.Context, tx *sql.Tx, chargebox int64, evses []chargenet.EVSE) error {
+	index := make(map[int64]*chargenet.EVSE, len(evses))
+	for i := range evses {
+		index[evses[i].UID] = &evses[i]
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT e.uid, e.status_at, c.id, c.status_at FROM evses e `+
+		`LEFT JOIN connectors c ON c.evse_uid = e.uid WHERE e.chargebox_id = ?`, chargebox)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var uid int64
+		var eAt, cAt sql.NullString
+		var cid sql.NullInt64
+		if err := rows.Scan(&uid, &eAt, &cid, &cAt); err != nil {
+			return err
+		}
+		e := index[uid]
+		if e == nil {
+			continue
+		}
+		if eAt.Valid {
+			if e.StatusReportedAt, err = parseTime(eAt.String); err != nil {
+				return err
+			}
+		}
+		if c := e.Connector(cid.Int64); cid.Valid && c != nil && cAt.Valid {
+			if c.StatusReportedAt, err = parseTime(cAt.String); err != nil {
+				return err
+			}
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,160 @@
+package chargenet
+
+import (
+	"time"
+)
+
+// StatusNotification is an OCPP 1.6 StatusNotification.req from a charge box.
+type StatusNotification struct {
+	ChargeboxID     int64
+	ConnectorID     int    // OCPP numbering on the charge box; 0 is the whole charge box
+	Status          string // OCPP 1.6 ChargePointStatus
+	ErrorCode       ErrorCode
+	Info            string
+	VendorErrorCode string
+	Timestamp       time.Time // when the charge box saw the status; set to receipt time when absent
+}
+
+// StatusChange is what a status notification did to one EVSE.
+type StatusChange struct {
+	UID      int64
+	Status   EvseStatus
+	Previous EvseStatus
+	Version  int64
+}
+
+// StatusResult is the outcome of a status notification.
+type StatusResult struct {
+	// Applied is false when the notification was not newer than the last one applied to
+	// every connector it addresses; then nothing changed.
+	Applied bool
+	EVSEs   []StatusChange
+}
+
+// StatusPlan is what ApplyStatusNotification decided: the new state of the EVSEs it
+// changed and the events to record with them. The store writes Changed (status, status
+// time, version, last update and the connectors' errors and status times) in the same
+// transaction as Events.
+type StatusPlan struct {
+	Result  StatusResult
+	Changed []*EVSE // the EVSEs to write, as they are after the notification
+	Events  []Event
+}
+
+// ApplyStatusNotification applies n to evses, all the EVSEs of charge box
+// n.ChargeboxID in ascending UID order with their connectors in ascending ID order, in
+// place, and returns what to write. OCPP connector k (k ≥ 1) is the k-th connector in
+// that order, deleted ones included; connector 0 addresses every connector in service.
+//
+// A connector takes the notification's error (none for NoError) and StatusReportedAt
+// when the notification is newer than the connector's StatusReportedAt; an EVSE with
+// such a connector takes the mapped status when the notification is newer than the
+// EVSE's StatusReportedAt. An EVSE whose status or connector error changed gets Version
+// + 1 and LastUpdated now; a changed status also produces an evse.status.changed event.
+//
+// Errors: ErrNotFound when the charge box has no EVSE or no connector k; ErrConflict
+// when connector k is deleted; ErrInvalid for a status or error code OCPP 1.6 does not
+// define.
+func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time) (*StatusPlan, error) {
+	status, err := StatusFromOCPP(n.Status)
+	if err != nil {
+		return nil, err
+	}
+	if !n.ErrorCode.Valid() {
+		return nil, Errorf(ErrInvalid, CodeInvalidBody, "errorCode", "%q is not an OCPP 1.6 error code", n.ErrorCode)
+	}
+	if len(evses) == 0 {
+		return nil, Errorf(ErrNotFound, CodeNotFound, "chargeboxId", "charge box with chargeboxId %d has no EVSE", n.ChargeboxID)
+	}
+	type target struct{ evse, conn int }
+	var targets []target
+	k := 0
+	for i := range evses {
+		for j := range evses[i].Connectors {
+			k++
+			c := &evses[i].Connectors[j]
+			switch {
+			case n.ConnectorID == 0 && c.DeletedAt == nil:
+				targets = append(targets, target{i, j})
+			case n.ConnectorID == k:
+				if c.DeletedAt != nil {
+					return nil, Errorf(ErrConflict, CodeConnectorDeleted, "connectorId",
+						"connectorId %d of charge box %d (connector %d of EVSE %d) was deleted", k, n.ChargeboxID, c.ID, evses[i].UID)
+				}
+				targets = append(targets, target{i, j})
+			}
+		}
+	}
+	if len(targets) == 0 {
+		if n.ConnectorID == 0 {
+			return nil, Errorf(ErrNotFound, CodeNotFound, "connectorId", "connectorId 0: charge box %d has no connector in service", n.ChargeboxID)
+		}
+		return nil, Errorf(ErrNotFound, CodeNotFound, "connectorId",
+			"connectorId %d does not exist: charge box %d has %d connectors", n.ConnectorID, n.ChargeboxID, k)
+	}
+	var cerr *ConnectorError
+	if n.ErrorCode != "NoError" {
+		cerr = &ConnectorError{Code: n.ErrorCode, Info: n.Info, VendorErrorCode: n.VendorErrorCode}
+	}
+	ts := n.Timestamp.UTC()
+	plan := &StatusPlan{Result: StatusResult{EVSEs: []StatusChange{}}}
+	touched := map[int]bool{} // EVSEs with a connector the notification applies to
+	changed := map[int]bool{}
+	var order []int
+	for _, t := range targets {
+		e := &evses[t.evse]
+		c := &e.Connectors[t.conn]
+		if !ts.After(c.StatusReportedAt) {
+			continue
+		}
+		if !sameError(c.Error, cerr) {
+			changed[t.evse] = true
+		}
+		c.Error, c.StatusReportedAt = copyError(cerr), ts
+		if !touched[t.evse] {
+			touched[t.evse] = true
+			order = append(order, t.evse)
+		}
+	}
+	for _, i := range order {
+		e := &evses[i]
+		previous := e.Status
+		if ts.After(e.StatusReportedAt) {
+			e.StatusReportedAt = ts
+			if e.Status != status {
+				e.Status = status
+				changed[i] = true
+			}
+		}
+		if changed[i] {
+			e.Version++
+			e.LastUpdated = now.UTC()
+		}
+		plan.Changed = append(plan.Changed, e) // status times move even without a visible change
+		if e.Status != previous {
+			ev, err := NewStatusChangedEvent(e, previous, n, now)
+			if err != nil {
+				return nil, err
+			}
+			plan.Events = append(plan.Events, ev)
+		}
+		plan.Result.EVSEs = append(plan.Result.EVSEs, StatusChange{UID: e.UID, Status: e.Status, Previous: previous, Version: e.Version})
+	}
+	plan.Result.Applied = len(order) > 0
+	return plan, nil
+}
+
+func sameError(a, b *ConnectorError) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func copyError(e *ConnectorError) *ConnectorError {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	return &c
+}
