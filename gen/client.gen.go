@@ -90,6 +90,77 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ListWebhooks List your webhook subscriptions
+	//
+	// Returns one page of the webhook subscriptions created with the calling API key, in
+	// ascending `id` order (which is creation order). Subscriptions of other API keys are
+	// never listed. Pagination works as on every list (see Pagination).
+	//
+	// Corresponds with GET /emsp/v1/webhooks (the `ListWebhooks` operationId).
+	ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhookWithBody Subscribe a URL to event types
+	//
+	// Creates a webhook subscription: from now on every event of the listed types is
+	// delivered to `url` (see the `event` callback for the request the service sends).
+	// Events that happened before the subscription are not delivered.
+	//
+	// Each entry of `event_types` names a type from `GET /emsp/v1/webhooks/event_types`
+	// and optionally the payload version (`api_version`) to receive. Without
+	// `api_version`, or with `latest`, the subscription is pinned to the type's `latest`
+	// version at creation time, so a later version never changes the payload you
+	// receive. An unknown type, a version the type does not list, or a type given twice
+	// is answered with 400 `invalid_body` naming it.
+	//
+	// `url` must be an absolute `https` URL whose host is a public address: `http`,
+	// credentials in the URL, a fragment, `localhost`, and IP addresses that are
+	// loopback, private, link-local or otherwise not public are refused (400
+	// `invalid_body`, `param` `url`), so that the service never calls into its own
+	// network; a host name that resolves to such an address when a delivery is made
+	// fails that attempt. (A server started with the development flag `--webhook-allow-insecure`
+	// accepts them; it is meant for local testing only.)
+	//
+	// The answer carries the signing `secret` (`whsec_` followed by the base64 of 32
+	// random bytes). It is shown only here and on rotation: store it, the service
+	// cannot show it again. Verify each delivery with it as the Standard Webhooks
+	// specification describes (any Standard Webhooks library does this).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /emsp/v1/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhook Subscribe a URL to event types
+	//
+	// Creates a webhook subscription: from now on every event of the listed types is
+	// delivered to `url` (see the `event` callback for the request the service sends).
+	// Events that happened before the subscription are not delivered.
+	//
+	// Each entry of `event_types` names a type from `GET /emsp/v1/webhooks/event_types`
+	// and optionally the payload version (`api_version`) to receive. Without
+	// `api_version`, or with `latest`, the subscription is pinned to the type's `latest`
+	// version at creation time, so a later version never changes the payload you
+	// receive. An unknown type, a version the type does not list, or a type given twice
+	// is answered with 400 `invalid_body` naming it.
+	//
+	// `url` must be an absolute `https` URL whose host is a public address: `http`,
+	// credentials in the URL, a fragment, `localhost`, and IP addresses that are
+	// loopback, private, link-local or otherwise not public are refused (400
+	// `invalid_body`, `param` `url`), so that the service never calls into its own
+	// network; a host name that resolves to such an address when a delivery is made
+	// fails that attempt. (A server started with the development flag `--webhook-allow-insecure`
+	// accepts them; it is meant for local testing only.)
+	//
+	// The answer carries the signing `secret` (`whsec_` followed by the base64 of 32
+	// random bytes). It is shown only here and on rotation: store it, the service
+	// cannot show it again. Verify each delivery with it as the Standard Webhooks
+	// specification describes (any Standard Webhooks library does this).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /emsp/v1/webhooks (the `CreateWebhook` operationId).
+	CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEventTypes List subscribable event types
 	//
 	// Returns the controlled list of event types a webhook can subscribe to, each with the
@@ -104,6 +175,143 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /emsp/v1/webhooks/event_types (the `ListEventTypes` operationId).
 	ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhook Delete a webhook subscription
+	//
+	// Deletes the subscription and its delivery history. Deliveries not yet made are
+	// dropped; an attempt already in flight may still arrive.
+	//
+	// Corresponds with DELETE /emsp/v1/webhooks/{webhookId} (the `DeleteWebhook` operationId).
+	DeleteWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhook Read a webhook subscription
+	//
+	// Returns the subscription, without its secret. Subscriptions of other API keys are answered with 404.
+	//
+	// Corresponds with GET /emsp/v1/webhooks/{webhookId} (the `GetWebhook` operationId).
+	GetWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookWithBody Change a webhook subscription
+	//
+	// Changes the fields present in the body; absent fields keep their value.
+	// `event_types`, when present, replaces the whole list, with the same rules as on
+	// creation. `enabled: false` pauses deliveries (events are still recorded and
+	// delivered once the subscription is enabled again, within the retry schedule);
+	// `enabled: true` re-enables a subscription, also one disabled by a `410`, and
+	// clears `disabled_reason`. The body must hold at least one field; unknown fields,
+	// `null` values and a field given twice are rejected (400 `invalid_body`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /emsp/v1/webhooks/{webhookId} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhook Change a webhook subscription
+	//
+	// Changes the fields present in the body; absent fields keep their value.
+	// `event_types`, when present, replaces the whole list, with the same rules as on
+	// creation. `enabled: false` pauses deliveries (events are still recorded and
+	// delivered once the subscription is enabled again, within the retry schedule);
+	// `enabled: true` re-enables a subscription, also one disabled by a `410`, and
+	// clears `disabled_reason`. The body must hold at least one field; unknown fields,
+	// `null` values and a field given twice are rejected (400 `invalid_body`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /emsp/v1/webhooks/{webhookId} (the `UpdateWebhook` operationId).
+	UpdateWebhook(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhookDeliveries List delivery attempts
+	//
+	// Returns one page of the delivery attempts made to the subscription, newest first
+	// (descending `id`): one entry per attempt, with the HTTP status the receiver
+	// answered or the error that prevented an answer, and when the next attempt of that
+	// event is due if one is scheduled.
+	//
+	// Corresponds with GET /emsp/v1/webhooks/{webhookId}/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveries(ctx context.Context, webhookId WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookSecret Rotate the signing secret
+	//
+	// Replaces the subscription's signing secret with a new one, shown in the answer
+	// (and never again). For 24 hours after the rotation every delivery is signed with
+	// both the new and the previous secret (two entries in `webhook-signature`), so a
+	// receiver can switch to the new secret without dropping a delivery.
+	//
+	// Corresponds with POST /emsp/v1/webhooks/{webhookId}/secret/rotate (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecret(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IngestStatusNotificationWithBody Ingest a charge box status notification
+	//
+	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
+	// it, for the service that terminates the OCPP connections. Only API keys with the
+	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
+	// are answered with 403.
+	//
+	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
+	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
+	// within each EVSE, its connectors in ascending `id` order (deleted connectors keep
+	// their number). For a charge box with EVSE 1001 (connector 1) and EVSE 1002
+	// (connectors 1 and 2), OCPP connector 1 is 1001/1, 2 is 1002/1 and 3 is 1002/2. A
+	// `connectorId` beyond the last connector is answered with 404; a deleted connector
+	// with 409 `connector_deleted`. `connectorId` 0 addresses the charge box as a whole:
+	// the status and error apply to every EVSE and every connector in service of the
+	// charge box.
+	//
+	// **What changes.** `status` is mapped to the EVSE status (Available → AVAILABLE,
+	// Reserved → RESERVED, Preparing/Charging/Finishing → CHARGING,
+	// SuspendedEV/SuspendedEVSE → BLOCKED, Faulted → OUTOFORDER, Unavailable →
+	// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
+	// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
+	// `vendorId` is accepted and not stored. Every change increments the EVSE's version
+	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
+	// written in the same transaction as the change.
+	//
+	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
+	// newer than the last notification applied to the connector is ignored (`applied`
+	// false, nothing changes); the EVSE status only moves to a newer notification's
+	// status. Without `timestamp` the time of receipt is used.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /internal/v1/chargeboxes/{chargeboxId}/status-notifications (the `IngestStatusNotification` operationId).
+	IngestStatusNotificationWithBody(ctx context.Context, chargeboxId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IngestStatusNotification Ingest a charge box status notification
+	//
+	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
+	// it, for the service that terminates the OCPP connections. Only API keys with the
+	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
+	// are answered with 403.
+	//
+	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
+	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
+	// within each EVSE, its connectors in ascending `id` order (deleted connectors keep
+	// their number). For a charge box with EVSE 1001 (connector 1) and EVSE 1002
+	// (connectors 1 and 2), OCPP connector 1 is 1001/1, 2 is 1002/1 and 3 is 1002/2. A
+	// `connectorId` beyond the last connector is answered with 404; a deleted connector
+	// with 409 `connector_deleted`. `connectorId` 0 addresses the charge box as a whole:
+	// the status and error apply to every EVSE and every connector in service of the
+	// charge box.
+	//
+	// **What changes.** `status` is mapped to the EVSE status (Available → AVAILABLE,
+	// Reserved → RESERVED, Preparing/Charging/Finishing → CHARGING,
+	// SuspendedEV/SuspendedEVSE → BLOCKED, Faulted → OUTOFORDER, Unavailable →
+	// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
+	// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
+	// `vendorId` is accepted and not stored. Every change increments the EVSE's version
+	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
+	// written in the same transaction as the change.
+	//
+	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
+	// newer than the last notification applied to the connector is ignored (`applied`
+	// false, nothing changes); the EVSE status only moves to a newer notification's
+	// status. Without `timestamp` the time of receipt is used.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /internal/v1/chargeboxes/{chargeboxId}/status-notifications (the `IngestStatusNotification` operationId).
+	IngestStatusNotification(ctx context.Context, chargeboxId int64, body IngestStatusNotificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListLocations List locations
 	//
@@ -198,6 +406,107 @@ type ClientInterface interface {
 	UpdateConnector(ctx context.Context, uid EvseUid, connectorId int64, params *UpdateConnectorParams, body UpdateConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
+// ListWebhooks List your webhook subscriptions
+//
+// Returns one page of the webhook subscriptions created with the calling API key, in
+// ascending `id` order (which is creation order). Subscriptions of other API keys are
+// never listed. Pagination works as on every list (see Pagination).
+//
+// Corresponds with GET /emsp/v1/webhooks (the `ListWebhooks` operationId).
+func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhooksRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhookWithBody Subscribe a URL to event types
+//
+// Creates a webhook subscription: from now on every event of the listed types is
+// delivered to `url` (see the `event` callback for the request the service sends).
+// Events that happened before the subscription are not delivered.
+//
+// Each entry of `event_types` names a type from `GET /emsp/v1/webhooks/event_types`
+// and optionally the payload version (`api_version`) to receive. Without
+// `api_version`, or with `latest`, the subscription is pinned to the type's `latest`
+// version at creation time, so a later version never changes the payload you
+// receive. An unknown type, a version the type does not list, or a type given twice
+// is answered with 400 `invalid_body` naming it.
+//
+// `url` must be an absolute `https` URL whose host is a public address: `http`,
+// credentials in the URL, a fragment, `localhost`, and IP addresses that are
+// loopback, private, link-local or otherwise not public are refused (400
+// `invalid_body`, `param` `url`), so that the service never calls into its own
+// network; a host name that resolves to such an address when a delivery is made
+// fails that attempt. (A server started with the development flag `--webhook-allow-insecure`
+// accepts them; it is meant for local testing only.)
+//
+// The answer carries the signing `secret` (`whsec_` followed by the base64 of 32
+// random bytes). It is shown only here and on rotation: store it, the service
+// cannot show it again. Verify each delivery with it as the Standard Webhooks
+// specification describes (any Standard Webhooks library does this).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /emsp/v1/webhooks (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhook Subscribe a URL to event types
+//
+// Creates a webhook subscription: from now on every event of the listed types is
+// delivered to `url` (see the `event` callback for the request the service sends).
+// Events that happened before the subscription are not delivered.
+//
+// Each entry of `event_types` names a type from `GET /emsp/v1/webhooks/event_types`
+// and optionally the payload version (`api_version`) to receive. Without
+// `api_version`, or with `latest`, the subscription is pinned to the type's `latest`
+// version at creation time, so a later version never changes the payload you
+// receive. An unknown type, a version the type does not list, or a type given twice
+// is answered with 400 `invalid_body` naming it.
+//
+// `url` must be an absolute `https` URL whose host is a public address: `http`,
+// credentials in the URL, a fragment, `localhost`, and IP addresses that are
+// loopback, private, link-local or otherwise not public are refused (400
+// `invalid_body`, `param` `url`), so that the service never calls into its own
+// network; a host name that resolves to such an address when a delivery is made
+// fails that attempt. (A server started with the development flag `--webhook-allow-insecure`
+// accepts them; it is meant for local testing only.)
+//
+// The answer carries the signing `secret` (`whsec_` followed by the base64 of 32
+// random bytes). It is shown only here and on rotation: store it, the service
+// cannot show it again. Verify each delivery with it as the Standard Webhooks
+// specification describes (any Standard Webhooks library does this).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /emsp/v1/webhooks (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListEventTypes List subscribable event types
 //
 // Returns the controlled list of event types a webhook can subscribe to, each with the
@@ -213,6 +522,223 @@ type ClientInterface interface {
 // Corresponds with GET /emsp/v1/webhooks/event_types (the `ListEventTypes` operationId).
 func (c *Client) ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListEventTypesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhook Delete a webhook subscription
+//
+// Deletes the subscription and its delivery history. Deliveries not yet made are
+// dropped; an attempt already in flight may still arrive.
+//
+// Corresponds with DELETE /emsp/v1/webhooks/{webhookId} (the `DeleteWebhook` operationId).
+func (c *Client) DeleteWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookRequest(c.Server, webhookId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhook Read a webhook subscription
+//
+// Returns the subscription, without its secret. Subscriptions of other API keys are answered with 404.
+//
+// Corresponds with GET /emsp/v1/webhooks/{webhookId} (the `GetWebhook` operationId).
+func (c *Client) GetWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookRequest(c.Server, webhookId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookWithBody Change a webhook subscription
+//
+// Changes the fields present in the body; absent fields keep their value.
+// `event_types`, when present, replaces the whole list, with the same rules as on
+// creation. `enabled: false` pauses deliveries (events are still recorded and
+// delivered once the subscription is enabled again, within the retry schedule);
+// `enabled: true` re-enables a subscription, also one disabled by a `410`, and
+// clears `disabled_reason`. The body must hold at least one field; unknown fields,
+// `null` values and a field given twice are rejected (400 `invalid_body`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /emsp/v1/webhooks/{webhookId} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequestWithBody(c.Server, webhookId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhook Change a webhook subscription
+//
+// Changes the fields present in the body; absent fields keep their value.
+// `event_types`, when present, replaces the whole list, with the same rules as on
+// creation. `enabled: false` pauses deliveries (events are still recorded and
+// delivered once the subscription is enabled again, within the retry schedule);
+// `enabled: true` re-enables a subscription, also one disabled by a `410`, and
+// clears `disabled_reason`. The body must hold at least one field; unknown fields,
+// `null` values and a field given twice are rejected (400 `invalid_body`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /emsp/v1/webhooks/{webhookId} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhook(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequest(c.Server, webhookId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhookDeliveries List delivery attempts
+//
+// Returns one page of the delivery attempts made to the subscription, newest first
+// (descending `id`): one entry per attempt, with the HTTP status the receiver
+// answered or the error that prevented an answer, and when the next attempt of that
+// event is due if one is scheduled.
+//
+// Corresponds with GET /emsp/v1/webhooks/{webhookId}/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *Client) ListWebhookDeliveries(ctx context.Context, webhookId WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookDeliveriesRequest(c.Server, webhookId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhookSecret Rotate the signing secret
+//
+// Replaces the subscription's signing secret with a new one, shown in the answer
+// (and never again). For 24 hours after the rotation every delivery is signed with
+// both the new and the previous secret (two entries in `webhook-signature`), so a
+// receiver can switch to the new secret without dropping a delivery.
+//
+// Corresponds with POST /emsp/v1/webhooks/{webhookId}/secret/rotate (the `RotateWebhookSecret` operationId).
+func (c *Client) RotateWebhookSecret(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookSecretRequest(c.Server, webhookId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IngestStatusNotificationWithBody Ingest a charge box status notification
+//
+// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
+// it, for the service that terminates the OCPP connections. Only API keys with the
+// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
+// are answered with 403.
+//
+// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
+// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
+// within each EVSE, its connectors in ascending `id` order (deleted connectors keep
+// their number). For a charge box with EVSE 1001 (connector 1) and EVSE 1002
+// (connectors 1 and 2), OCPP connector 1 is 1001/1, 2 is 1002/1 and 3 is 1002/2. A
+// `connectorId` beyond the last connector is answered with 404; a deleted connector
+// with 409 `connector_deleted`. `connectorId` 0 addresses the charge box as a whole:
+// the status and error apply to every EVSE and every connector in service of the
+// charge box.
+//
+// **What changes.** `status` is mapped to the EVSE status (Available → AVAILABLE,
+// Reserved → RESERVED, Preparing/Charging/Finishing → CHARGING,
+// SuspendedEV/SuspendedEVSE → BLOCKED, Faulted → OUTOFORDER, Unavailable →
+// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
+// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
+// `vendorId` is accepted and not stored. Every change increments the EVSE's version
+// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
+// written in the same transaction as the change.
+//
+// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
+// newer than the last notification applied to the connector is ignored (`applied`
+// false, nothing changes); the EVSE status only moves to a newer notification's
+// status. Without `timestamp` the time of receipt is used.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /internal/v1/chargeboxes/{chargeboxId}/status-notifications (the `IngestStatusNotification` operationId).
+func (c *Client) IngestStatusNotificationWithBody(ctx context.Context, chargeboxId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIngestStatusNotificationRequestWithBody(c.Server, chargeboxId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IngestStatusNotification Ingest a charge box status notification
+//
+// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
+// it, for the service that terminates the OCPP connections. Only API keys with the
+// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
+// are answered with 403.
+//
+// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
+// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
+// within each EVSE, its connectors in ascending `id` order (deleted connectors keep
+// their number). For a charge box with EVSE 1001 (connector 1) and EVSE 1002
+// (connectors 1 and 2), OCPP connector 1 is 1001/1, 2 is 1002/1 and 3 is 1002/2. A
+// `connectorId` beyond the last connector is answered with 404; a deleted connector
+// with 409 `connector_deleted`. `connectorId` 0 addresses the charge box as a whole:
+// the status and error apply to every EVSE and every connector in service of the
+// charge box.
+//
+// **What changes.** `status` is mapped to the EVSE status (Available → AVAILABLE,
+// Reserved → RESERVED, Preparing/Charging/Finishing → CHARGING,
+// SuspendedEV/SuspendedEVSE → BLOCKED, Faulted → OUTOFORDER, Unavailable →
+// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
+// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
+// `vendorId` is accepted and not stored. Every change increments the EVSE's version
+// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
+// written in the same transaction as the change.
+//
+// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
+// newer than the last notification applied to the connector is ignored (`applied`
+// false, nothing changes); the EVSE status only moves to a newer notification's
+// status. Without `timestamp` the time of receipt is used.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /internal/v1/chargeboxes/{chargeboxId}/status-notifications (the `IngestStatusNotification` operationId).
+func (c *Client) IngestStatusNotification(ctx context.Context, chargeboxId int64, body IngestStatusNotificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIngestStatusNotificationRequest(c.Server, chargeboxId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -375,6 +901,112 @@ func (c *Client) UpdateConnector(ctx context.Context, uid EvseUid, connectorId i
 	return c.Client.Do(req)
 }
 
+// NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
+func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/emsp/v1/webhooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateWebhookRequest calls the generic CreateWebhook builder with application/json body
+func NewCreateWebhookRequest(server string, body CreateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWebhookRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateWebhookRequestWithBody constructs an http.Request for the CreateWebhook method, with any body, and a specified content type
+func NewCreateWebhookRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/emsp/v1/webhooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListEventTypesRequest constructs an http.Request for the ListEventTypes method
 func NewListEventTypesRequest(server string) (*http.Request, error) {
 	var err error
@@ -398,6 +1030,275 @@ func NewListEventTypesRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewDeleteWebhookRequest constructs an http.Request for the DeleteWebhook method
+func NewDeleteWebhookRequest(server string, webhookId WebhookId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookId", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/emsp/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookRequest constructs an http.Request for the GetWebhook method
+func NewGetWebhookRequest(server string, webhookId WebhookId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookId", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/emsp/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateWebhookRequest calls the generic UpdateWebhook builder with application/json body
+func NewUpdateWebhookRequest(server string, webhookId WebhookId, body UpdateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookRequestWithBody(server, webhookId, "application/json", bodyReader)
+}
+
+// NewUpdateWebhookRequestWithBody constructs an http.Request for the UpdateWebhook method, with any body, and a specified content type
+func NewUpdateWebhookRequestWithBody(server string, webhookId WebhookId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookId", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/emsp/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListWebhookDeliveriesRequest constructs an http.Request for the ListWebhookDeliveries method
+func NewListWebhookDeliveriesRequest(server string, webhookId WebhookId, params *ListWebhookDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookId", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/emsp/v1/webhooks/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRotateWebhookSecretRequest constructs an http.Request for the RotateWebhookSecret method
+func NewRotateWebhookSecretRequest(server string, webhookId WebhookId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookId", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/emsp/v1/webhooks/%s/secret/rotate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewIngestStatusNotificationRequest calls the generic IngestStatusNotification builder with application/json body
+func NewIngestStatusNotificationRequest(server string, chargeboxId int64, body IngestStatusNotificationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewIngestStatusNotificationRequestWithBody(server, chargeboxId, "application/json", bodyReader)
+}
+
+// NewIngestStatusNotificationRequestWithBody constructs an http.Request for the IngestStatusNotification method, with any body, and a specified content type
+func NewIngestStatusNotificationRequestWithBody(server string, chargeboxId int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "chargeboxId", chargeboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/internal/v1/chargeboxes/%s/status-notifications", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -715,6 +1616,79 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListWebhooksWithResponse List your webhook subscriptions
+	//
+	// Returns one page of the webhook subscriptions created with the calling API key, in
+	// ascending `id` order (which is creation order). Subscriptions of other API keys are
+	// never listed. Pagination works as on every list (see Pagination).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /emsp/v1/webhooks (the `ListWebhooks` operationId).
+	ListWebhooksWithResponse(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
+
+	// CreateWebhookWithBodyWithResponse Subscribe a URL to event types
+	//
+	// Creates a webhook subscription: from now on every event of the listed types is
+	// delivered to `url` (see the `event` callback for the request the service sends).
+	// Events that happened before the subscription are not delivered.
+	//
+	// Each entry of `event_types` names a type from `GET /emsp/v1/webhooks/event_types`
+	// and optionally the payload version (`api_version`) to receive. Without
+	// `api_version`, or with `latest`, the subscription is pinned to the type's `latest`
+	// version at creation time, so a later version never changes the payload you
+	// receive. An unknown type, a version the type does not list, or a type given twice
+	// is answered with 400 `invalid_body` naming it.
+	//
+	// `url` must be an absolute `https` URL whose host is a public address: `http`,
+	// credentials in the URL, a fragment, `localhost`, and IP addresses that are
+	// loopback, private, link-local or otherwise not public are refused (400
+	// `invalid_body`, `param` `url`), so that the service never calls into its own
+	// network; a host name that resolves to such an address when a delivery is made
+	// fails that attempt. (A server started with the development flag `--webhook-allow-insecure`
+	// accepts them; it is meant for local testing only.)
+	//
+	// The answer carries the signing `secret` (`whsec_` followed by the base64 of 32
+	// random bytes). It is shown only here and on rotation: store it, the service
+	// cannot show it again. Verify each delivery with it as the Standard Webhooks
+	// specification describes (any Standard Webhooks library does this).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /emsp/v1/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
+	// CreateWebhookWithResponse Subscribe a URL to event types
+	//
+	// Creates a webhook subscription: from now on every event of the listed types is
+	// delivered to `url` (see the `event` callback for the request the service sends).
+	// Events that happened before the subscription are not delivered.
+	//
+	// Each entry of `event_types` names a type from `GET /emsp/v1/webhooks/event_types`
+	// and optionally the payload version (`api_version`) to receive. Without
+	// `api_version`, or with `latest`, the subscription is pinned to the type's `latest`
+	// version at creation time, so a later version never changes the payload you
+	// receive. An unknown type, a version the type does not list, or a type given twice
+	// is answered with 400 `invalid_body` naming it.
+	//
+	// `url` must be an absolute `https` URL whose host is a public address: `http`,
+	// credentials in the URL, a fragment, `localhost`, and IP addresses that are
+	// loopback, private, link-local or otherwise not public are refused (400
+	// `invalid_body`, `param` `url`), so that the service never calls into its own
+	// network; a host name that resolves to such an address when a delivery is made
+	// fails that attempt. (A server started with the development flag `--webhook-allow-insecure`
+	// accepts them; it is meant for local testing only.)
+	//
+	// The answer carries the signing `secret` (`whsec_` followed by the base64 of 32
+	// random bytes). It is shown only here and on rotation: store it, the service
+	// cannot show it again. Verify each delivery with it as the Standard Webhooks
+	// specification describes (any Standard Webhooks library does this).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /emsp/v1/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
 	// ListEventTypesWithResponse List subscribable event types
 	//
 	// Returns the controlled list of event types a webhook can subscribe to, each with the
@@ -731,6 +1705,151 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /emsp/v1/webhooks/event_types (the `ListEventTypes` operationId).
 	ListEventTypesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListEventTypesResponse, error)
+
+	// DeleteWebhookWithResponse Delete a webhook subscription
+	//
+	// Deletes the subscription and its delivery history. Deliveries not yet made are
+	// dropped; an attempt already in flight may still arrive.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /emsp/v1/webhooks/{webhookId} (the `DeleteWebhook` operationId).
+	DeleteWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
+
+	// GetWebhookWithResponse Read a webhook subscription
+	//
+	// Returns the subscription, without its secret. Subscriptions of other API keys are answered with 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /emsp/v1/webhooks/{webhookId} (the `GetWebhook` operationId).
+	GetWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
+
+	// UpdateWebhookWithBodyWithResponse Change a webhook subscription
+	//
+	// Changes the fields present in the body; absent fields keep their value.
+	// `event_types`, when present, replaces the whole list, with the same rules as on
+	// creation. `enabled: false` pauses deliveries (events are still recorded and
+	// delivered once the subscription is enabled again, within the retry schedule);
+	// `enabled: true` re-enables a subscription, also one disabled by a `410`, and
+	// clears `disabled_reason`. The body must hold at least one field; unknown fields,
+	// `null` values and a field given twice are rejected (400 `invalid_body`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /emsp/v1/webhooks/{webhookId} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBodyWithResponse(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// UpdateWebhookWithResponse Change a webhook subscription
+	//
+	// Changes the fields present in the body; absent fields keep their value.
+	// `event_types`, when present, replaces the whole list, with the same rules as on
+	// creation. `enabled: false` pauses deliveries (events are still recorded and
+	// delivered once the subscription is enabled again, within the retry schedule);
+	// `enabled: true` re-enables a subscription, also one disabled by a `410`, and
+	// clears `disabled_reason`. The body must hold at least one field; unknown fields,
+	// `null` values and a field given twice are rejected (400 `invalid_body`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /emsp/v1/webhooks/{webhookId} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithResponse(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// ListWebhookDeliveriesWithResponse List delivery attempts
+	//
+	// Returns one page of the delivery attempts made to the subscription, newest first
+	// (descending `id`): one entry per attempt, with the HTTP status the receiver
+	// answered or the error that prevented an answer, and when the next attempt of that
+	// event is due if one is scheduled.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /emsp/v1/webhooks/{webhookId}/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveriesWithResponse(ctx context.Context, webhookId WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
+
+	// RotateWebhookSecretWithResponse Rotate the signing secret
+	//
+	// Replaces the subscription's signing secret with a new one, shown in the answer
+	// (and never again). For 24 hours after the rotation every delivery is signed with
+	// both the new and the previous secret (two entries in `webhook-signature`), so a
+	// receiver can switch to the new secret without dropping a delivery.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /emsp/v1/webhooks/{webhookId}/secret/rotate (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecretWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error)
+
+	// IngestStatusNotificationWithBodyWithResponse Ingest a charge box status notification
+	//
+	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
+	// it, for the service that terminates the OCPP connections. Only API keys with the
+	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
+	// are answered with 403.
+	//
+	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
+	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
+	// within each EVSE, its connectors in ascending `id` order (deleted connectors keep
+	// their number). For a charge box with EVSE 1001 (connector 1) and EVSE 1002
+	// (connectors 1 and 2), OCPP connector 1 is 1001/1, 2 is 1002/1 and 3 is 1002/2. A
+	// `connectorId` beyond the last connector is answered with 404; a deleted connector
+	// with 409 `connector_deleted`. `connectorId` 0 addresses the charge box as a whole:
+	// the status and error apply to every EVSE and every connector in service of the
+	// charge box.
+	//
+	// **What changes.** `status` is mapped to the EVSE status (Available → AVAILABLE,
+	// Reserved → RESERVED, Preparing/Charging/Finishing → CHARGING,
+	// SuspendedEV/SuspendedEVSE → BLOCKED, Faulted → OUTOFORDER, Unavailable →
+	// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
+	// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
+	// `vendorId` is accepted and not stored. Every change increments the EVSE's version
+	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
+	// written in the same transaction as the change.
+	//
+	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
+	// newer than the last notification applied to the connector is ignored (`applied`
+	// false, nothing changes); the EVSE status only moves to a newer notification's
+	// status. Without `timestamp` the time of receipt is used.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /internal/v1/chargeboxes/{chargeboxId}/status-notifications (the `IngestStatusNotification` operationId).
+	IngestStatusNotificationWithBodyWithResponse(ctx context.Context, chargeboxId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*IngestStatusNotificationResponse, error)
+
+	// IngestStatusNotificationWithResponse Ingest a charge box status notification
+	//
+	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
+	// it, for the service that terminates the OCPP connections. Only API keys with the
+	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
+	// are answered with 403.
+	//
+	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
+	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
+	// within each EVSE, its connectors in ascending `id` order (deleted connectors keep
+	// their number). For a charge box with EVSE 1001 (connector 1) and EVSE 1002
+	// (connectors 1 and 2), OCPP connector 1 is 1001/1, 2 is 1002/1 and 3 is 1002/2. A
+	// `connectorId` beyond the last connector is answered with 404; a deleted connector
+	// with 409 `connector_deleted`. `connectorId` 0 addresses the charge box as a whole:
+	// the status and error apply to every EVSE and every connector in service of the
+	// charge box.
+	//
+	// **What changes.** `status` is mapped to the EVSE status (Available → AVAILABLE,
+	// Reserved → RESERVED, Preparing/Charging/Finishing → CHARGING,
+	// SuspendedEV/SuspendedEVSE → BLOCKED, Faulted → OUTOFORDER, Unavailable →
+	// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
+	// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
+	// `vendorId` is accepted and not stored. Every change increments the EVSE's version
+	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
+	// written in the same transaction as the change.
+	//
+	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
+	// newer than the last notification applied to the connector is ignored (`applied`
+	// false, nothing changes); the EVSE status only moves to a newer notification's
+	// status. Without `timestamp` the time of receipt is used.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /internal/v1/chargeboxes/{chargeboxId}/status-notifications (the `IngestStatusNotification` operationId).
+	IngestStatusNotificationWithResponse(ctx context.Context, chargeboxId int64, body IngestStatusNotificationJSONRequestBody, reqEditors ...RequestEditorFn) (*IngestStatusNotificationResponse, error)
 
 	// ListLocationsWithResponse List locations
 	//
@@ -833,6 +1952,199 @@ type ClientWithResponsesInterface interface {
 	UpdateConnectorWithResponse(ctx context.Context, uid EvseUid, connectorId int64, params *UpdateConnectorParams, body UpdateConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateConnectorResponse, error)
 }
 
+// ListWebhooksResponse429Headers the declared response headers of an HTTP 429 response for ListWebhooks
+type ListWebhooksResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListWebhooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhooksResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhooksResponse) GetJSON200() *WebhookPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWebhooksResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWebhooksResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhooksResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWebhooksResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhooksResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateWebhookResponse201Headers the declared response headers of an HTTP 201 response for CreateWebhook
+type CreateWebhookResponse201Headers struct {
+	Location *string
+}
+
+// CreateWebhookResponse429Headers the declared response headers of an HTTP 429 response for CreateWebhook
+type CreateWebhookResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CreateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WebhookWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateWebhookResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateWebhookResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateWebhookResponse) GetJSON201() *WebhookWithSecret {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateWebhookResponse) GetJSON400() *InvalidBody {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateWebhookResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateWebhookResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateWebhookResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateWebhookResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListEventTypesResponse429Headers the declared response headers of an HTTP 429 response for ListEventTypes
 type ListEventTypesResponse429Headers struct {
 	RetryAfter          *int
@@ -899,6 +2211,592 @@ func (r ListEventTypesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListEventTypesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteWebhookResponse429Headers the declared response headers of an HTTP 429 response for DeleteWebhook
+type DeleteWebhookResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteWebhookResponse429Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteWebhookResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteWebhookResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteWebhookResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWebhookResponse429Headers the declared response headers of an HTTP 429 response for GetWebhook
+type GetWebhookResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWebhookResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateWebhookResponse429Headers the declared response headers of an HTTP 429 response for UpdateWebhook
+type UpdateWebhookResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type UpdateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateWebhookResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateWebhookResponse) GetJSON400() *InvalidBody {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateWebhookResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateWebhookResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateWebhookResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateWebhookResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateWebhookResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListWebhookDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeliveryPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhookDeliveriesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON200() *DeliveryPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateWebhookSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookSecret
+type RotateWebhookSecretResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type RotateWebhookSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateWebhookSecretResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON200() *WebhookWithSecret {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateWebhookSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateWebhookSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateWebhookSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateWebhookSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// IngestStatusNotificationResponse429Headers the declared response headers of an HTTP 429 response for IngestStatusNotification
+type IngestStatusNotificationResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type IngestStatusNotificationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StatusNotificationResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *IngestStatusNotificationResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IngestStatusNotificationResponse) GetJSON200() *StatusNotificationResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r IngestStatusNotificationResponse) GetJSON400() *InvalidBody {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r IngestStatusNotificationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r IngestStatusNotificationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r IngestStatusNotificationResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r IngestStatusNotificationResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r IngestStatusNotificationResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r IngestStatusNotificationResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r IngestStatusNotificationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r IngestStatusNotificationResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r IngestStatusNotificationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IngestStatusNotificationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IngestStatusNotificationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IngestStatusNotificationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -1398,6 +3296,97 @@ func (r UpdateConnectorResponse) ContentType() string {
 	return ""
 }
 
+// ListWebhooksWithResponse List your webhook subscriptions
+//
+// Returns one page of the webhook subscriptions created with the calling API key, in
+// ascending `id` order (which is creation order). Subscriptions of other API keys are
+// never listed. Pagination works as on every list (see Pagination).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /emsp/v1/webhooks (the `ListWebhooks` operationId).
+func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error) {
+	rsp, err := c.ListWebhooks(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhooksResponse(rsp)
+}
+
+// CreateWebhookWithBodyWithResponse Subscribe a URL to event types
+//
+// Creates a webhook subscription: from now on every event of the listed types is
+// delivered to `url` (see the `event` callback for the request the service sends).
+// Events that happened before the subscription are not delivered.
+//
+// Each entry of `event_types` names a type from `GET /emsp/v1/webhooks/event_types`
+// and optionally the payload version (`api_version`) to receive. Without
+// `api_version`, or with `latest`, the subscription is pinned to the type's `latest`
+// version at creation time, so a later version never changes the payload you
+// receive. An unknown type, a version the type does not list, or a type given twice
+// is answered with 400 `invalid_body` naming it.
+//
+// `url` must be an absolute `https` URL whose host is a public address: `http`,
+// credentials in the URL, a fragment, `localhost`, and IP addresses that are
+// loopback, private, link-local or otherwise not public are refused (400
+// `invalid_body`, `param` `url`), so that the service never calls into its own
+// network; a host name that resolves to such an address when a delivery is made
+// fails that attempt. (A server started with the development flag `--webhook-allow-insecure`
+// accepts them; it is meant for local testing only.)
+//
+// The answer carries the signing `secret` (`whsec_` followed by the base64 of 32
+// random bytes). It is shown only here and on rotation: store it, the service
+// cannot show it again. Verify each delivery with it as the Standard Webhooks
+// specification describes (any Standard Webhooks library does this).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /emsp/v1/webhooks (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhookWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
+// CreateWebhookWithResponse Subscribe a URL to event types
+//
+// Creates a webhook subscription: from now on every event of the listed types is
+// delivered to `url` (see the `event` callback for the request the service sends).
+// Events that happened before the subscription are not delivered.
+//
+// Each entry of `event_types` names a type from `GET /emsp/v1/webhooks/event_types`
+// and optionally the payload version (`api_version`) to receive. Without
+// `api_version`, or with `latest`, the subscription is pinned to the type's `latest`
+// version at creation time, so a later version never changes the payload you
+// receive. An unknown type, a version the type does not list, or a type given twice
+// is answered with 400 `invalid_body` naming it.
+//
+// `url` must be an absolute `https` URL whose host is a public address: `http`,
+// credentials in the URL, a fragment, `localhost`, and IP addresses that are
+// loopback, private, link-local or otherwise not public are refused (400
+// `invalid_body`, `param` `url`), so that the service never calls into its own
+// network; a host name that resolves to such an address when a delivery is made
+// fails that attempt. (A server started with the development flag `--webhook-allow-insecure`
+// accepts them; it is meant for local testing only.)
+//
+// The answer carries the signing `secret` (`whsec_` followed by the base64 of 32
+// random bytes). It is shown only here and on rotation: store it, the service
+// cannot show it again. Verify each delivery with it as the Standard Webhooks
+// specification describes (any Standard Webhooks library does this).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /emsp/v1/webhooks (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhook(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
 // ListEventTypesWithResponse List subscribable event types
 //
 // Returns the controlled list of event types a webhook can subscribe to, each with the
@@ -1419,6 +3408,199 @@ func (c *ClientWithResponses) ListEventTypesWithResponse(ctx context.Context, re
 		return nil, err
 	}
 	return ParseListEventTypesResponse(rsp)
+}
+
+// DeleteWebhookWithResponse Delete a webhook subscription
+//
+// Deletes the subscription and its delivery history. Deliveries not yet made are
+// dropped; an attempt already in flight may still arrive.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /emsp/v1/webhooks/{webhookId} (the `DeleteWebhook` operationId).
+func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error) {
+	rsp, err := c.DeleteWebhook(ctx, webhookId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookResponse(rsp)
+}
+
+// GetWebhookWithResponse Read a webhook subscription
+//
+// Returns the subscription, without its secret. Subscriptions of other API keys are answered with 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /emsp/v1/webhooks/{webhookId} (the `GetWebhook` operationId).
+func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
+	rsp, err := c.GetWebhook(ctx, webhookId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookResponse(rsp)
+}
+
+// UpdateWebhookWithBodyWithResponse Change a webhook subscription
+//
+// Changes the fields present in the body; absent fields keep their value.
+// `event_types`, when present, replaces the whole list, with the same rules as on
+// creation. `enabled: false` pauses deliveries (events are still recorded and
+// delivered once the subscription is enabled again, within the retry schedule);
+// `enabled: true` re-enables a subscription, also one disabled by a `410`, and
+// clears `disabled_reason`. The body must hold at least one field; unknown fields,
+// `null` values and a field given twice are rejected (400 `invalid_body`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /emsp/v1/webhooks/{webhookId} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhookWithBody(ctx, webhookId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// UpdateWebhookWithResponse Change a webhook subscription
+//
+// Changes the fields present in the body; absent fields keep their value.
+// `event_types`, when present, replaces the whole list, with the same rules as on
+// creation. `enabled: false` pauses deliveries (events are still recorded and
+// delivered once the subscription is enabled again, within the retry schedule);
+// `enabled: true` re-enables a subscription, also one disabled by a `410`, and
+// clears `disabled_reason`. The body must hold at least one field; unknown fields,
+// `null` values and a field given twice are rejected (400 `invalid_body`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /emsp/v1/webhooks/{webhookId} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithResponse(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhook(ctx, webhookId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// ListWebhookDeliveriesWithResponse List delivery attempts
+//
+// Returns one page of the delivery attempts made to the subscription, newest first
+// (descending `id`): one entry per attempt, with the HTTP status the receiver
+// answered or the error that prevented an answer, and when the next attempt of that
+// event is due if one is scheduled.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /emsp/v1/webhooks/{webhookId}/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, webhookId WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
+	rsp, err := c.ListWebhookDeliveries(ctx, webhookId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookDeliveriesResponse(rsp)
+}
+
+// RotateWebhookSecretWithResponse Rotate the signing secret
+//
+// Replaces the subscription's signing secret with a new one, shown in the answer
+// (and never again). For 24 hours after the rotation every delivery is signed with
+// both the new and the previous secret (two entries in `webhook-signature`), so a
+// receiver can switch to the new secret without dropping a delivery.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /emsp/v1/webhooks/{webhookId}/secret/rotate (the `RotateWebhookSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error) {
+	rsp, err := c.RotateWebhookSecret(ctx, webhookId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookSecretResponse(rsp)
+}
+
+// IngestStatusNotificationWithBodyWithResponse Ingest a charge box status notification
+//
+// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
+// it, for the service that terminates the OCPP connections. Only API keys with the
+// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
+// are answered with 403.
+//
+// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
+// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
+// within each EVSE, its connectors in ascending `id` order (deleted connectors keep
+// their number). For a charge box with EVSE 1001 (connector 1) and EVSE 1002
+// (connectors 1 and 2), OCPP connector 1 is 1001/1, 2 is 1002/1 and 3 is 1002/2. A
+// `connectorId` beyond the last connector is answered with 404; a deleted connector
+// with 409 `connector_deleted`. `connectorId` 0 addresses the charge box as a whole:
+// the status and error apply to every EVSE and every connector in service of the
+// charge box.
+//
+// **What changes.** `status` is mapped to the EVSE status (Available → AVAILABLE,
+// Reserved → RESERVED, Preparing/Charging/Finishing → CHARGING,
+// SuspendedEV/SuspendedEVSE → BLOCKED, Faulted → OUTOFORDER, Unavailable →
+// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
+// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
+// `vendorId` is accepted and not stored. Every change increments the EVSE's version
+// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
+// written in the same transaction as the change.
+//
+// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
+// newer than the last notification applied to the connector is ignored (`applied`
+// false, nothing changes); the EVSE status only moves to a newer notification's
+// status. Without `timestamp` the time of receipt is used.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /internal/v1/chargeboxes/{chargeboxId}/status-notifications (the `IngestStatusNotification` operationId).
+func (c *ClientWithResponses) IngestStatusNotificationWithBodyWithResponse(ctx context.Context, chargeboxId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*IngestStatusNotificationResponse, error) {
+	rsp, err := c.IngestStatusNotificationWithBody(ctx, chargeboxId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIngestStatusNotificationResponse(rsp)
+}
+
+// IngestStatusNotificationWithResponse Ingest a charge box status notification
+//
+// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
+// it, for the service that terminates the OCPP connections. Only API keys with the
+// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
+// are answered with 403.
+//
+// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
+// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
+// within each EVSE, its connectors in ascending `id` order (deleted connectors keep
+// their number). For a charge box with EVSE 1001 (connector 1) and EVSE 1002
+// (connectors 1 and 2), OCPP connector 1 is 1001/1, 2 is 1002/1 and 3 is 1002/2. A
+// `connectorId` beyond the last connector is answered with 404; a deleted connector
+// with 409 `connector_deleted`. `connectorId` 0 addresses the charge box as a whole:
+// the status and error apply to every EVSE and every connector in service of the
+// charge box.
+//
+// **What changes.** `status` is mapped to the EVSE status (Available → AVAILABLE,
+// Reserved → RESERVED, Preparing/Charging/Finishing → CHARGING,
+// SuspendedEV/SuspendedEVSE → BLOCKED, Faulted → OUTOFORDER, Unavailable →
+// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
+// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
+// `vendorId` is accepted and not stored. Every change increments the EVSE's version
+// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
+// written in the same transaction as the change.
+//
+// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
+// newer than the last notification applied to the connector is ignored (`applied`
+// false, nothing changes); the EVSE status only moves to a newer notification's
+// status. Without `timestamp` the time of receipt is used.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /internal/v1/chargeboxes/{chargeboxId}/status-notifications (the `IngestStatusNotification` operationId).
+func (c *ClientWithResponses) IngestStatusNotificationWithResponse(ctx context.Context, chargeboxId int64, body IngestStatusNotificationJSONRequestBody, reqEditors ...RequestEditorFn) (*IngestStatusNotificationResponse, error) {
+	rsp, err := c.IngestStatusNotification(ctx, chargeboxId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIngestStatusNotificationResponse(rsp)
 }
 
 // ListLocationsWithResponse List locations
@@ -1557,6 +3739,220 @@ func (c *ClientWithResponses) UpdateConnectorWithResponse(ctx context.Context, u
 	return ParseUpdateConnectorResponse(rsp)
 }
 
+// ParseListWebhooksResponse parses an HTTP response from a ListWebhooksWithResponse call
+func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListWebhooksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateWebhookResponse parses an HTTP response from a CreateWebhookWithResponse call
+func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WebhookWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateWebhookResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListEventTypesResponse parses an HTTP response from a ListEventTypesWithResponse call
 func ParseListEventTypesResponse(rsp *http.Response) (*ListEventTypesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -1604,6 +4000,649 @@ func ParseListEventTypesResponse(rsp *http.Response) (*ListEventTypesResponse, e
 	switch {
 	case rsp.StatusCode == 429:
 		var headers ListEventTypesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookResponse parses an HTTP response from a DeleteWebhookWithResponse call
+func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeleteWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookResponse parses an HTTP response from a GetWebhookWithResponse call
+func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateWebhookResponse parses an HTTP response from a UpdateWebhookWithResponse call
+func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers UpdateWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWebhookDeliveriesResponse parses an HTTP response from a ListWebhookDeliveriesWithResponse call
+func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeliveryPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListWebhookDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateWebhookSecretResponse parses an HTTP response from a RotateWebhookSecretWithResponse call
+func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateWebhookSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers RotateWebhookSecretResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseIngestStatusNotificationResponse parses an HTTP response from a IngestStatusNotificationWithResponse call
+func ParseIngestStatusNotificationResponse(rsp *http.Response) (*IngestStatusNotificationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IngestStatusNotificationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StatusNotificationResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers IngestStatusNotificationResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -2180,4 +5219,162 @@ func ParseUpdateConnectorResponse(rsp *http.Response) (*UpdateConnectorResponse,
 	}
 
 	return response, nil
+}
+
+// CallbackInitiator sends OpenAPI callback requests to target URLs.
+// Modeled on the generated Client, but with no stored Server -- the full
+// target URL is provided per-call by the caller (typically discovered
+// from a callback expression on the parent operation's request body,
+// e.g. `{$request.body#/callbackUrl}`).
+type CallbackInitiator struct {
+	// Doer for performing requests, typically a *http.Client with any
+	// customized settings, such as certificate chains.
+	Client HttpRequestDoer
+
+	// A list of callbacks for modifying requests which are generated before sending over
+	// the network.
+	RequestEditors []RequestEditorFn
+}
+
+// CallbackInitiatorOption allows setting custom parameters during construction.
+type CallbackInitiatorOption func(*CallbackInitiator) error
+
+// NewCallbackInitiator creates a new CallbackInitiator with reasonable defaults.
+func NewCallbackInitiator(opts ...CallbackInitiatorOption) (*CallbackInitiator, error) {
+	initiator := CallbackInitiator{}
+	for _, o := range opts {
+		if err := o(&initiator); err != nil {
+			return nil, err
+		}
+	}
+	if initiator.Client == nil {
+		initiator.Client = &http.Client{}
+	}
+	return &initiator, nil
+}
+
+// WithCallbackHTTPClient allows overriding the default Doer, which is
+// automatically created using http.Client. This is useful for tests.
+func WithCallbackHTTPClient(doer HttpRequestDoer) CallbackInitiatorOption {
+	return func(p *CallbackInitiator) error {
+		p.Client = doer
+		return nil
+	}
+}
+
+// WithCallbackRequestEditorFn allows setting up a callback function, which
+// will be called right before sending the callback request. This can be
+// used to mutate the request, e.g. to add signature headers.
+func WithCallbackRequestEditorFn(fn RequestEditorFn) CallbackInitiatorOption {
+	return func(p *CallbackInitiator) error {
+		p.RequestEditors = append(p.RequestEditors, fn)
+		return nil
+	}
+}
+
+func (p *CallbackInitiator) applyCallbackEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+	for _, r := range p.RequestEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	for _, r := range additionalEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CallbackInitiatorInterface is the interface specification for the callback initiator.
+type CallbackInitiatorInterface interface {
+	// EventWithBody fires the event callback with any body
+	EventWithBody(ctx context.Context, targetURL string, params *EventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	Event(ctx context.Context, targetURL string, params *EventParams, body EventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *CallbackInitiator) EventWithBody(ctx context.Context, targetURL string, params *EventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventCallbackRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyCallbackEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *CallbackInitiator) Event(ctx context.Context, targetURL string, params *EventParams, body EventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventCallbackRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyCallbackEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+// NewEventCallbackRequest builds a application/json POST request for the event callback
+func NewEventCallbackRequest(targetURL string, params *EventParams, body EventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEventCallbackRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewEventCallbackRequestWithBody builds a POST request for the event callback with any body
+func NewEventCallbackRequestWithBody(targetURL string, params *EventParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: "int64"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
 }

@@ -4,7 +4,10 @@
 package gen
 
 import (
+	"encoding/json"
 	"time"
+
+	"github.com/oapi-codegen/runtime"
 )
 
 // Defines values for ConnectorErrorCode.
@@ -118,6 +121,27 @@ func (e ConnectorStandard) Valid() bool {
 	}
 }
 
+// Defines values for DeliveryOutcome.
+const (
+	Failed    DeliveryOutcome = "failed"
+	Gone      DeliveryOutcome = "gone"
+	Succeeded DeliveryOutcome = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryOutcome enum.
+func (e DeliveryOutcome) Valid() bool {
+	switch e {
+	case Failed:
+		return true
+	case Gone:
+		return true
+	case Succeeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EvseStatus.
 const (
 	AVAILABLE   EvseStatus = "AVAILABLE"
@@ -151,6 +175,45 @@ func (e EvseStatus) Valid() bool {
 	case RESERVED:
 		return true
 	case UNKNOWN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OcppStatus.
+const (
+	OcppStatusAvailable     OcppStatus = "Available"
+	OcppStatusCharging      OcppStatus = "Charging"
+	OcppStatusFaulted       OcppStatus = "Faulted"
+	OcppStatusFinishing     OcppStatus = "Finishing"
+	OcppStatusPreparing     OcppStatus = "Preparing"
+	OcppStatusReserved      OcppStatus = "Reserved"
+	OcppStatusSuspendedEV   OcppStatus = "SuspendedEV"
+	OcppStatusSuspendedEVSE OcppStatus = "SuspendedEVSE"
+	OcppStatusUnavailable   OcppStatus = "Unavailable"
+)
+
+// Valid indicates whether the value is a known member of the OcppStatus enum.
+func (e OcppStatus) Valid() bool {
+	switch e {
+	case OcppStatusAvailable:
+		return true
+	case OcppStatusCharging:
+		return true
+	case OcppStatusFaulted:
+		return true
+	case OcppStatusFinishing:
+		return true
+	case OcppStatusPreparing:
+		return true
+	case OcppStatusReserved:
+		return true
+	case OcppStatusSuspendedEV:
+		return true
+	case OcppStatusSuspendedEVSE:
+		return true
+	case OcppStatusUnavailable:
 		return true
 	default:
 		return false
@@ -302,6 +365,98 @@ type ConnectorStatus struct {
 	VendorErrorCode *string `json:"vendorErrorCode,omitempty"`
 }
 
+// ConnectorUpdatedData Payload of `evse.connector.updated`, version 1.0: the connector after a successful update.
+type ConnectorUpdatedData struct {
+	// ChargeboxId Example: 501
+	ChargeboxId int64 `json:"chargeboxId"`
+
+	// Connector One connector (plug or socket) of an EVSE.
+	Connector Connector `json:"connector"`
+
+	// EvseId Example: DE*ABC*E1001*1
+	EvseId string `json:"evseId"`
+
+	// LocationId Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
+	//
+	// Example: LOC-0001
+	LocationId *LocationId `json:"locationId,omitempty"`
+
+	// Uid Example: 1001
+	Uid int64 `json:"uid"`
+
+	// Version The EVSE's version after the change (its `ETag` without quotes); higher is newer.
+	//
+	// Example: 8
+	Version int64 `json:"version"`
+}
+
+// Delivery One attempt to deliver an event to a webhook.
+type Delivery struct {
+	// Attempt 1 for the first attempt of this event, 2 for the first retry, ...
+	//
+	// Example: 1
+	Attempt int `json:"attempt"`
+
+	// AttemptedAt Example: 2026-11-22T10:00:00Z
+	AttemptedAt time.Time `json:"attempted_at"`
+
+	// DurationMs How long the attempt took, in milliseconds.
+	//
+	// Example: 87
+	DurationMs int64 `json:"duration_ms"`
+
+	// Error What went wrong, when the attempt failed.
+	//
+	// Example: receiver answered 503 Service Unavailable
+	Error *string `json:"error,omitempty"`
+
+	// EventId The event, as sent in `webhook-id`.
+	//
+	// Example: evt_01JD2Q4X7P3N5M8K6R2T9W1Y0Z
+	EventId string `json:"event_id"`
+
+	// EventType Example: evse.connector.updated
+	EventType string `json:"event_type"`
+
+	// HttpStatus The receiver's HTTP status; absent when no answer came.
+	//
+	// Example: 503
+	HttpStatus *int `json:"http_status,omitempty"`
+
+	// Id Identifier of the attempt; later attempts have higher ids.
+	//
+	// Example: 42
+	Id int64 `json:"id"`
+
+	// NextAttemptAt When the event will be tried again; absent when no retry is scheduled.
+	//
+	// Example: 2026-11-22T10:00:05Z
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+
+	// Outcome `succeeded` (a 2xx answer), `failed` (another answer or an error; a retry is
+	// scheduled unless `next_attempt_at` is absent), or `gone` (410: the subscription
+	// was disabled).
+	//
+	//
+	// Example: failed
+	Outcome DeliveryOutcome `json:"outcome"`
+}
+
+// DeliveryOutcome `succeeded` (a 2xx answer), `failed` (another answer or an error; a retry is
+// scheduled unless `next_attempt_at` is absent), or `gone` (410: the subscription
+// was disabled).
+//
+// Example: failed
+type DeliveryOutcome string
+
+// DeliveryPage One page of delivery attempts.
+type DeliveryPage struct {
+	Data []Delivery `json:"data"`
+
+	// Pagination Cursor information of a page.
+	Pagination Pagination `json:"pagination"`
+}
+
 // EVSE A charging point with its connectors.
 type EVSE struct {
 	// ChargeboxId Uniquely identifies the charge box that holds the EVSE.
@@ -432,6 +587,53 @@ type EvsePage struct {
 // Example: AVAILABLE
 type EvseStatus string
 
+// EvseStatusResult The status of one EVSE after a status notification.
+type EvseStatusResult struct {
+	// PreviousStatus Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	//
+	// | EVSE status | OCPP charge box status |
+	// |---|---|
+	// | AVAILABLE | Available |
+	// | RESERVED | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE |
+	// | OUTOFORDER | Faulted |
+	// | INOPERATIVE | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning |
+	// | REMOVED | none: set by the operator after decommissioning |
+	// | UNKNOWN | none: no status received yet |
+	//
+	//
+	// Example: AVAILABLE
+	PreviousStatus EvseStatus `json:"previousStatus"`
+
+	// Status Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	//
+	// | EVSE status | OCPP charge box status |
+	// |---|---|
+	// | AVAILABLE | Available |
+	// | RESERVED | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE |
+	// | OUTOFORDER | Faulted |
+	// | INOPERATIVE | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning |
+	// | REMOVED | none: set by the operator after decommissioning |
+	// | UNKNOWN | none: no status received yet |
+	//
+	//
+	// Example: AVAILABLE
+	Status EvseStatus `json:"status"`
+
+	// Uid Example: 1002
+	Uid int64 `json:"uid"`
+
+	// Version The EVSE's version afterwards (its `ETag` without quotes).
+	//
+	// Example: 9
+	Version int64 `json:"version"`
+}
+
 // GeoLocation WGS 84 coordinates.
 type GeoLocation struct {
 	// Latitude Example: 52.520008
@@ -503,6 +705,11 @@ type LocationPage struct {
 	Pagination Pagination `json:"pagination"`
 }
 
+// OcppStatus OCPP 1.6 ChargePointStatus.
+//
+// Example: Faulted
+type OcppStatus string
+
 // Pagination Cursor information of a page.
 type Pagination struct {
 	// HasMore True when more items follow this page.
@@ -524,6 +731,281 @@ type Pagination struct {
 // Example: AC_3_PHASE
 type PowerType string
 
+// StatusChangedData Payload of `evse.status.changed`, version 1.0: an EVSE status that a charge box notification changed.
+type StatusChangedData struct {
+	// ChargeboxId Example: 501
+	ChargeboxId int64 `json:"chargeboxId"`
+
+	// ErrorCode Error code reported by the charge box (OCPP 1.6 ChargePointErrorCode).
+	//
+	// Example: GroundFailure
+	ErrorCode *ConnectorErrorCode `json:"errorCode,omitempty"`
+
+	// EvseId Example: DE*ABC*E1001*1
+	EvseId string `json:"evseId"`
+
+	// LocationId Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
+	//
+	// Example: LOC-0001
+	LocationId *LocationId `json:"locationId,omitempty"`
+
+	// OcppConnectorId The OCPP `connectorId` of the notification (0 for the whole charge box).
+	//
+	// Example: 1
+	OcppConnectorId int `json:"ocppConnectorId"`
+
+	// OcppStatus The OCPP status the charge box reported.
+	//
+	// Example: Faulted
+	OcppStatus *string `json:"ocppStatus,omitempty"`
+
+	// PreviousStatus Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	//
+	// | EVSE status | OCPP charge box status |
+	// |---|---|
+	// | AVAILABLE | Available |
+	// | RESERVED | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE |
+	// | OUTOFORDER | Faulted |
+	// | INOPERATIVE | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning |
+	// | REMOVED | none: set by the operator after decommissioning |
+	// | UNKNOWN | none: no status received yet |
+	//
+	//
+	// Example: AVAILABLE
+	PreviousStatus EvseStatus `json:"previousStatus"`
+
+	// ReportedAt The notification's `timestamp` (UTC).
+	//
+	// Example: 2026-11-22T10:00:00Z
+	ReportedAt time.Time `json:"reportedAt"`
+
+	// Status Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	//
+	// | EVSE status | OCPP charge box status |
+	// |---|---|
+	// | AVAILABLE | Available |
+	// | RESERVED | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE |
+	// | OUTOFORDER | Faulted |
+	// | INOPERATIVE | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning |
+	// | REMOVED | none: set by the operator after decommissioning |
+	// | UNKNOWN | none: no status received yet |
+	//
+	//
+	// Example: AVAILABLE
+	Status EvseStatus `json:"status"`
+
+	// Uid Example: 1001
+	Uid int64 `json:"uid"`
+
+	// Version The EVSE's version after the change; higher is newer.
+	//
+	// Example: 9
+	Version int64 `json:"version"`
+}
+
+// StatusNotification The fields of an OCPP 1.6 StatusNotification.req.
+type StatusNotification struct {
+	// ConnectorId OCPP connector number on the charge box; 0 is the charge box as a whole.
+	//
+	// Example: 2
+	ConnectorId int `json:"connectorId"`
+
+	// ErrorCode Error code reported by the charge box (OCPP 1.6 ChargePointErrorCode).
+	//
+	// Example: GroundFailure
+	ErrorCode ConnectorErrorCode `json:"errorCode"`
+
+	// Info Example: Ground fault detected on pin 3
+	Info *string `json:"info,omitempty"`
+
+	// Status OCPP 1.6 ChargePointStatus.
+	//
+	// Example: Faulted
+	Status OcppStatus `json:"status"`
+
+	// Timestamp When the charge box saw the status; the time of receipt when absent.
+	//
+	// Example: 2026-11-22T10:00:00Z
+	Timestamp *time.Time `json:"timestamp,omitempty"`
+
+	// VendorErrorCode Example: E-104
+	VendorErrorCode *string `json:"vendorErrorCode,omitempty"`
+
+	// VendorId Accepted for completeness; not stored.
+	//
+	// Example: ACME
+	VendorId *string `json:"vendorId,omitempty"`
+}
+
+// StatusNotificationResult What a status notification changed.
+type StatusNotificationResult struct {
+	// Applied False when the notification was older than the last one applied, and nothing changed.
+	//
+	// Example: true
+	Applied bool `json:"applied"`
+
+	// Evses The EVSEs the notification was applied to, with their status afterwards (empty when `applied` is false).
+	Evses []EvseStatusResult `json:"evses"`
+}
+
+// Webhook A webhook subscription (without its secret).
+type Webhook struct {
+	// CreatedAt Example: 2026-11-22T09:00:00Z
+	CreatedAt time.Time `json:"created_at"`
+
+	// Description Example: Connector changes for the roaming platform
+	Description *string `json:"description,omitempty"`
+
+	// DisabledReason Why the service disabled the subscription; present only then.
+	//
+	// Example: the receiver answered 410 Gone at 2026-11-22T10:00:00Z
+	DisabledReason *string `json:"disabled_reason,omitempty"`
+
+	// Enabled Whether events are being delivered.
+	//
+	// Example: true
+	Enabled    bool                  `json:"enabled"`
+	EventTypes []WebhookSubscription `json:"event_types"`
+
+	// Id Identifier of a webhook subscription.
+	//
+	// Example: wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z
+	Id WebhookId `json:"id"`
+
+	// UpdatedAt Example: 2026-11-22T09:00:00Z
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// Url Example: https://emsp.example.com/hooks/chargenet
+	Url string `json:"url"`
+}
+
+// WebhookCreate A new webhook subscription.
+type WebhookCreate struct {
+	// Description Free text for your own reference.
+	//
+	// Example: Connector changes for the roaming platform
+	Description *string `json:"description,omitempty"`
+
+	// EventTypes The event types to receive, each at most once.
+	EventTypes []WebhookSubscription `json:"event_types"`
+
+	// Url Absolute `https` URL on a public host that receives the events.
+	//
+	// Example: https://emsp.example.com/hooks/chargenet
+	Url string `json:"url"`
+}
+
+// WebhookEvent The body of a webhook delivery.
+type WebhookEvent struct {
+	// Data The event's payload in the subscribed version; its shape depends on `type`.
+	Data WebhookEvent_Data `json:"data"`
+
+	// Timestamp When the change happened (UTC), not when it was delivered.
+	//
+	// Example: 2026-11-22T10:00:00Z
+	Timestamp time.Time `json:"timestamp"`
+
+	// Type The event type.
+	//
+	// Example: evse.connector.updated
+	Type string `json:"type"`
+}
+
+// WebhookEvent_Data The event's payload in the subscribed version; its shape depends on `type`.
+type WebhookEvent_Data struct {
+	union json.RawMessage
+}
+
+// WebhookId Identifier of a webhook subscription.
+//
+// Example: wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z
+type WebhookId = string
+
+// WebhookPage One page of webhook subscriptions.
+type WebhookPage struct {
+	Data []Webhook `json:"data"`
+
+	// Pagination Cursor information of a page.
+	Pagination Pagination `json:"pagination"`
+}
+
+// WebhookPatch The fields of a webhook subscription to change; at least one.
+type WebhookPatch struct {
+	// Description Example: Connector changes for the roaming platform
+	Description *string `json:"description,omitempty"`
+
+	// Enabled `false` pauses deliveries, `true` resumes them (also after a `410`).
+	//
+	// Example: true
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// EventTypes Replaces the list of event types.
+	EventTypes *[]WebhookSubscription `json:"event_types,omitempty"`
+
+	// Url New receiving URL, with the same rules as on creation.
+	//
+	// Example: https://emsp.example.com/hooks/chargenet-v2
+	Url *string `json:"url,omitempty"`
+}
+
+// WebhookSubscription One event type a webhook receives, in one payload version.
+type WebhookSubscription struct {
+	// ApiVersion Payload version, one of the type's `api_versions`, or `latest`. On creation it
+	// defaults to `latest`, which is resolved to the type's current latest version;
+	// answers always show the resolved version.
+	//
+	//
+	// Example: 1.0
+	ApiVersion *string `json:"api_version,omitempty"`
+
+	// Type An event type from `GET /emsp/v1/webhooks/event_types`.
+	//
+	// Example: evse.connector.updated
+	Type string `json:"type"`
+}
+
+// WebhookWithSecret A webhook subscription with its signing secret, shown only on creation and rotation.
+type WebhookWithSecret struct {
+	// CreatedAt Example: 2026-11-22T09:00:00Z
+	CreatedAt time.Time `json:"created_at"`
+
+	// Description Example: Connector changes for the roaming platform
+	Description *string `json:"description,omitempty"`
+
+	// DisabledReason Why the service disabled the subscription; present only then.
+	//
+	// Example: the receiver answered 410 Gone at 2026-11-22T10:00:00Z
+	DisabledReason *string `json:"disabled_reason,omitempty"`
+
+	// Enabled Whether events are being delivered.
+	//
+	// Example: true
+	Enabled    bool                  `json:"enabled"`
+	EventTypes []WebhookSubscription `json:"event_types"`
+
+	// Id Identifier of a webhook subscription.
+	//
+	// Example: wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z
+	Id WebhookId `json:"id"`
+
+	// Secret The signing secret, `whsec_` followed by the base64 of 32 random bytes.
+	//
+	// Example: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/ghpV1POv0U=
+	Secret string `json:"secret"`
+
+	// UpdatedAt Example: 2026-11-22T09:00:00Z
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// Url Example: https://emsp.example.com/hooks/chargenet
+	Url string `json:"url"`
+}
+
 // Cursor defines model for Cursor.
 type Cursor = string
 
@@ -542,6 +1024,9 @@ type Forbidden = Error
 // InternalError The body of every 4xx and 5xx answer.
 type InternalError = Error
 
+// InvalidBody The body of every 4xx and 5xx answer.
+type InvalidBody = Error
+
 // NotFound The body of every 4xx and 5xx answer.
 type NotFound = Error
 
@@ -553,6 +1038,35 @@ type TooManyRequests = Error
 
 // Unavailable The body of every 4xx and 5xx answer.
 type Unavailable = Error
+
+// UnsupportedMediaType The body of every 4xx and 5xx answer.
+type UnsupportedMediaType = Error
+
+// ListWebhooksParams defines parameters for ListWebhooks.
+type ListWebhooksParams struct {
+	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
+	// previous page of the same list, passed back exactly as received. When absent, the
+	// first page is returned. A cursor from another list, or an altered one, is rejected
+	// with 400 `invalid_cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
+	// an integer, is rejected with 400 `invalid_parameter`.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
+	// previous page of the same list, passed back exactly as received. When absent, the
+	// first page is returned. A cursor from another list, or an altered one, is rejected
+	// with 400 `invalid_cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
+	// an integer, is rejected with 400 `invalid_parameter`.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
 
 // ListLocationsParams defines parameters for ListLocations.
 type ListLocationsParams struct {
@@ -588,5 +1102,91 @@ type UpdateConnectorParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
+// EventParams defines parameters for Event.
+type EventParams struct {
+	// WebhookId Identifier of the event; the same on every attempt.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Time of this attempt, in seconds since the Unix epoch.
+	WebhookTimestamp int64 `json:"webhook-timestamp"`
+
+	// WebhookSignature Space-separated `v1,<base64 signature>` entries.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
+type CreateWebhookJSONRequestBody = WebhookCreate
+
+// UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
+type UpdateWebhookJSONRequestBody = WebhookPatch
+
+// IngestStatusNotificationJSONRequestBody defines body for IngestStatusNotification for application/json ContentType.
+type IngestStatusNotificationJSONRequestBody = StatusNotification
+
 // UpdateConnectorJSONRequestBody defines body for UpdateConnector for application/json ContentType.
 type UpdateConnectorJSONRequestBody = ConnectorPatch
+
+// EventJSONRequestBody defines body for Event for application/json ContentType.
+type EventJSONRequestBody = WebhookEvent
+
+// AsConnectorUpdatedData returns the union data inside the WebhookEvent_Data as a ConnectorUpdatedData
+func (t WebhookEvent_Data) AsConnectorUpdatedData() (ConnectorUpdatedData, error) {
+	var body ConnectorUpdatedData
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromConnectorUpdatedData overwrites any union data inside the WebhookEvent_Data as the provided ConnectorUpdatedData
+func (t *WebhookEvent_Data) FromConnectorUpdatedData(v ConnectorUpdatedData) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeConnectorUpdatedData performs a merge with any union data inside the WebhookEvent_Data, using the provided ConnectorUpdatedData
+func (t *WebhookEvent_Data) MergeConnectorUpdatedData(v ConnectorUpdatedData) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStatusChangedData returns the union data inside the WebhookEvent_Data as a StatusChangedData
+func (t WebhookEvent_Data) AsStatusChangedData() (StatusChangedData, error) {
+	var body StatusChangedData
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStatusChangedData overwrites any union data inside the WebhookEvent_Data as the provided StatusChangedData
+func (t *WebhookEvent_Data) FromStatusChangedData(v StatusChangedData) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStatusChangedData performs a merge with any union data inside the WebhookEvent_Data, using the provided StatusChangedData
+func (t *WebhookEvent_Data) MergeStatusChangedData(v StatusChangedData) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEvent_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEvent_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}

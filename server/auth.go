@@ -127,15 +127,20 @@ func validToken(s string) bool {
 const apiKeyKey = "chargenet.apikey"
 
 // authenticationFunc returns the validator's hook for the bearer scheme: it runs for
-// every operation whose contract declares it, checks the key and its scope, records the
-// key on the Echo context and counts the request against the key's rate limit.
+// every operation whose contract declares it, checks the key and its scope (bearerAuth
+// takes partner keys, ingestKey ingest keys), records the key on the Echo context and
+// its name (the owner of the webhooks it creates) on the request context and counts the request against the key's rate limit.
 func authenticationFunc(keys *Keys, lim *limiter) openapi3filter.AuthenticationFunc {
 	return func(ctx context.Context, in *openapi3filter.AuthenticationInput) error {
 		key, err := keys.Authenticate(ctx, in.RequestValidationInput.Request.Header.Values("Authorization"))
 		if err != nil {
 			return err
 		}
-		if key.Scope != chargenet.ScopePartner {
+		want := chargenet.ScopePartner
+		if in.SecuritySchemeName == "ingestKey" {
+			want = chargenet.ScopeIngest
+		}
+		if key.Scope != want {
 			return forbidden(`header "Authorization": the API key has scope %q, which does not grant this operation`, key.Scope)
 		}
 		c, ok := ctx.Value(echoContextKey).(echo.Context)
@@ -143,6 +148,7 @@ func authenticationFunc(keys *Keys, lim *limiter) openapi3filter.AuthenticationF
 			return nil
 		}
 		c.Set(apiKeyKey, key)
+		c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), ownerKey{}, key.Name)))
 		return lim.allow(c, key.Hash)
 	}
 }

@@ -37,6 +37,12 @@ type Config struct {
 	// RateLimit caps requests per API key on this replica; nil means DefaultRateLimit,
 	// a zero RateLimit disables limiting.
 	RateLimit *RateLimit
+	// AllowInsecureWebhooks accepts webhook URLs with http and non-public hosts
+	// (development only).
+	AllowInsecureWebhooks bool
+	// Notify is called after a change that produced events, so that a dispatcher in the
+	// same process can deliver them at once; nil does nothing.
+	Notify func()
 }
 
 // Server implements the contract's operations over a Store.
@@ -45,6 +51,10 @@ type Server struct {
 	cursors    *chargenet.CursorCodec
 	now        func() time.Time
 	eventTypes encodedEventTypes // the catalogue, encoded once: it never changes while running
+	catalogue  []chargenet.EventType
+
+	allowInsecureWebhooks bool
+	notify                func()
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -70,7 +80,11 @@ func New(cfg Config) (*echo.Echo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	s := &Server{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now}
+	if cfg.Notify == nil {
+		cfg.Notify = func() {}
+	}
+	s := &Server{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now, catalogue: types,
+		allowInsecureWebhooks: cfg.AllowInsecureWebhooks, notify: cfg.Notify}
 	var list gen.EventTypeList
 	for _, t := range types {
 		list.EventTypes = append(list.EventTypes, gen.EventType{Type: t.Type, ApiVersions: t.APIVersions, Latest: t.Latest})
@@ -198,6 +212,7 @@ func (s *Server) UpdateConnector(ctx context.Context, req gen.UpdateConnectorReq
 	if err != nil {
 		return nil, err
 	}
+	s.notify()
 	etag := e.ETag()
 	return gen.UpdateConnector200JSONResponse{Body: EVSEToAPI(e), Headers: gen.UpdateConnector200ResponseHeaders{ETag: &etag}}, nil
 }

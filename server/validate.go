@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/chargenet/chargenet"
@@ -218,7 +219,14 @@ func validationError(err error) error {
 	}
 	var se *openapi3.SchemaError
 	if errors.As(re.Err, &se) {
-		field := strings.Join(se.JSONPointer(), ".")
+		path := se.JSONPointer()
+		// `property "x" is unsupported`: the offending field is the property itself.
+		if name, ok := strings.CutPrefix(se.Reason, `property "`); ok {
+			if name, _, ok = strings.Cut(name, `" is unsupported`); ok {
+				path = append(path, name)
+			}
+		}
+		field := fieldPath(path)
 		if field == "" {
 			return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body: %s", schemaReason(se))
 		}
@@ -228,6 +236,22 @@ func validationError(err error) error {
 		return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
 	return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body: %s", reason(re))
+}
+
+// fieldPath writes a JSON pointer's segments as a field path: "event_types[0].type".
+func fieldPath(segments []string) string {
+	var b strings.Builder
+	for _, seg := range segments {
+		if _, err := strconv.Atoi(seg); err == nil && b.Len() > 0 {
+			b.WriteString("[" + seg + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
 }
 
 // reason is the first line of a request error's cause, without the schema dump.

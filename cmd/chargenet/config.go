@@ -35,6 +35,14 @@ type config struct {
 	// ReadHeaderTimeout bounds how long a client may take to send a request's headers,
 	// the defence against slow clients holding connections (slowloris).
 	ReadHeaderTimeout time.Duration
+	// Webhook delivery: development flag, retry schedule, per-attempt timeout, poll
+	// interval and concurrency of the dispatcher.
+	WebhookAllowInsecure bool
+	WebhookSchedule      string
+	WebhookTimeout       time.Duration
+	WebhookPoll          time.Duration
+	WebhookConcurrency   int
+	WebhookDispatch      bool
 }
 
 // bindFlags registers the flags on fs with defaults taken from the environment.
@@ -78,6 +86,19 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 	ttl, _ := time.ParseDuration(env("CHARGENET_KEY_CACHE_TTL", "5s"))
 	fs.StringVar(&c.RateLimit, "rate-limit", env("CHARGENET_RATE_LIMIT", "6000/1m"),
 		"requests allowed per API key and window on this instance, as N/DURATION; 0 disables (env CHARGENET_RATE_LIMIT)")
+	fs.BoolVar(&c.WebhookAllowInsecure, "webhook-allow-insecure", env("CHARGENET_WEBHOOK_ALLOW_INSECURE", "") == "true",
+		"DEVELOPMENT ONLY: accept webhook URLs with http and loopback or private hosts, and deliver to them (env CHARGENET_WEBHOOK_ALLOW_INSECURE=true)")
+	fs.StringVar(&c.WebhookSchedule, "webhook-retry-schedule", env("CHARGENET_WEBHOOK_RETRY_SCHEDULE", "5s,5m,30m,2h,5h,10h,14h,20h,24h"),
+		"comma-separated delays before each retry of a failed webhook delivery; the first attempt is immediate (env CHARGENET_WEBHOOK_RETRY_SCHEDULE)")
+	wt, _ := time.ParseDuration(env("CHARGENET_WEBHOOK_TIMEOUT", "10s"))
+	fs.DurationVar(&c.WebhookTimeout, "webhook-timeout", wt, "bound on one webhook delivery attempt (env CHARGENET_WEBHOOK_TIMEOUT)")
+	wp, _ := time.ParseDuration(env("CHARGENET_WEBHOOK_POLL", "1s"))
+	fs.DurationVar(&c.WebhookPoll, "webhook-poll", wp,
+		"how often the outbox is checked for due deliveries, for events other replicas produced and for retries (env CHARGENET_WEBHOOK_POLL)")
+	wc, _ := strconv.Atoi(env("CHARGENET_WEBHOOK_CONCURRENCY", "16"))
+	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", wc, "webhook deliveries in flight at most (env CHARGENET_WEBHOOK_CONCURRENCY)")
+	fs.BoolVar(&c.WebhookDispatch, "webhook-dispatch", env("CHARGENET_WEBHOOK_DISPATCH", "true") != "false",
+		"run the webhook dispatcher in this process; false leaves delivery to other replicas (env CHARGENET_WEBHOOK_DISPATCH)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", ttl, "how long a checked API key is trusted before the database is asked again; a revoked key stops working within it (env CHARGENET_KEY_CACHE_TTL)")
 }
 
@@ -119,6 +140,14 @@ func (c *config) Validate() error {
 			return err
 		}
 	}
+	if c.Addr != "" {
+		if _, err := parseSchedule(c.WebhookSchedule); err != nil {
+			return err
+		}
+		if c.WebhookTimeout <= 0 || c.WebhookPoll <= 0 || c.WebhookConcurrency <= 0 {
+			return errors.New("--webhook-timeout, --webhook-poll and --webhook-concurrency must be positive")
+		}
+	}
 	switch c.LogLevel {
 	case "", "debug", "info", "warn", "error":
 	default:
@@ -153,4 +182,21 @@ func parseRateLimit(s string) (server.RateLimit, error) {
 		return server.RateLimit{}, fmt.Errorf("--rate-limit %q must be N/DURATION, as in 6000/1m, or 0", s)
 	}
 	return server.RateLimit{Requests: requests, Window: window}, nil
+}
+
+// parseSchedule reads a comma-separated list of delays (for example 5s,5m,30m); an
+// empty list means no retries.
+func parseSchedule(s string) ([]time.Duration, error) {
+	out := []time.Duration{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("--webhook-retry-schedule %q: %q is not a non-negative duration", s, part)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }

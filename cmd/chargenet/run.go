@@ -18,6 +18,7 @@ import (
 	"github.com/chargenet/chargenet/postgres"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
+	"github.com/chargenet/chargenet/webhook"
 )
 
 const usage = `chargenet: the Charging Network Integration API
@@ -136,17 +137,37 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	keys := server.NewKeys(store, cfg.APIKeys)
 	keys.CacheTTL = cfg.KeyCacheTTL
-	limit, _ := parseRateLimit(cfg.RateLimit) // checked by Validate
+	limit, _ := parseRateLimit(cfg.RateLimit)         // checked by Validate
+	schedule, _ := parseSchedule(cfg.WebhookSchedule) // checked by Validate
+	dispatcher, err := webhook.New(webhook.Config{Store: store, Schedule: schedule, Timeout: cfg.WebhookTimeout,
+		Poll: cfg.WebhookPoll, Concurrency: cfg.WebhookConcurrency, AllowInsecure: cfg.WebhookAllowInsecure, Logger: log})
+	if err != nil {
+		return err
+	}
 	handler, err := server.New(server.Config{
-		Store:     store,
-		Keys:      keys,
-		Cursors:   chargenet.NewCursorCodec([]byte(secret)),
-		Logger:    log,
-		RateLimit: &limit,
+		Store:                 store,
+		Keys:                  keys,
+		Cursors:               chargenet.NewCursorCodec([]byte(secret)),
+		Logger:                log,
+		RateLimit:             &limit,
+		AllowInsecureWebhooks: cfg.WebhookAllowInsecure,
+		Notify:                dispatcher.Notify,
 	})
 	if err != nil {
 		return err
 	}
+	if cfg.WebhookAllowInsecure {
+		log.Warn("webhooks may be delivered to http and private addresses (--webhook-allow-insecure): for development only")
+	}
+	dctx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
+	dispatched := make(chan struct{})
+	if cfg.WebhookDispatch {
+		go func() { defer close(dispatched); dispatcher.Run(dctx) }()
+	} else {
+		close(dispatched)
+	}
+	// Stop the dispatcher before the store closes: its attempts in flight are recorded.
+	defer func() { stopDispatch(); <-dispatched }()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)

@@ -1,0 +1,223 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/gen"
+)
+
+// ownerKey is the request context key of the calling API key's name, which owns the
+// webhooks it creates.
+type ownerKey struct{}
+
+// owner returns the name of the API key that authenticated the request.
+func owner(ctx context.Context) string {
+	name, _ := ctx.Value(ownerKey{}).(string)
+	return name
+}
+
+// listDeliveries is the cursor list name of a webhook's delivery attempts: a cursor is
+// valid only for the webhook that issued it.
+func listDeliveries(webhookID string) string { return "deliveries/" + webhookID }
+
+// ListWebhooks answers GET /emsp/v1/webhooks with one page of the caller's webhooks.
+func (s *Server) ListWebhooks(ctx context.Context, req gen.ListWebhooksRequestObject) (gen.ListWebhooksResponseObject, error) {
+	who := owner(ctx)
+	page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListWebhooks, deref(req.Params.Cursor), limit(req.Params.Limit),
+		func(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.Webhook, error) {
+			return s.store.ListWebhooks(ctx, who, seek)
+		}, func(w *chargenet.Webhook) string { return w.ID })
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListWebhooks200JSONResponse{Data: make([]gen.Webhook, len(page.Items)), Pagination: pagination(page)}
+	for i := range page.Items {
+		out.Data[i] = webhookToAPI(&page.Items[i])
+	}
+	return out, nil
+}
+
+// CreateWebhook answers POST /emsp/v1/webhooks: it checks the URL and the event types,
+// stores the webhook with a new secret and answers 201 with the secret.
+func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequestObject) (gen.CreateWebhookResponseObject, error) {
+	if req.Body == nil {
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
+	}
+	if err := chargenet.CheckWebhookURL(req.Body.Url, s.allowInsecureWebhooks); err != nil {
+		return nil, err
+	}
+	subs, err := chargenet.ResolveSubscriptions(s.catalogue, subscriptionsFromAPI(req.Body.EventTypes))
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	w := &chargenet.Webhook{ID: chargenet.NewID("wh_", now), Owner: owner(ctx), URL: req.Body.Url, Description: deref(req.Body.Description),
+		Subscriptions: subs, Enabled: true, Secret: chargenet.NewWebhookSecret(), CreatedAt: now, UpdatedAt: now}
+	if err := s.store.CreateWebhook(ctx, w); err != nil {
+		return nil, err
+	}
+	// Read back: the answer shows what was stored (subscriptions in type order, times as
+	// the database keeps them).
+	stored, err := s.store.Webhook(ctx, w.Owner, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	location := "/emsp/v1/webhooks/" + w.ID
+	return gen.CreateWebhook201JSONResponse{Body: webhookWithSecret(stored), Headers: gen.CreateWebhook201ResponseHeaders{Location: &location}}, nil
+}
+
+// GetWebhook answers GET /emsp/v1/webhooks/{webhookId}.
+func (s *Server) GetWebhook(ctx context.Context, req gen.GetWebhookRequestObject) (gen.GetWebhookResponseObject, error) {
+	w, err := s.store.Webhook(ctx, owner(ctx), req.WebhookId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetWebhook200JSONResponse(webhookToAPI(w)), nil
+}
+
+// UpdateWebhook answers PATCH /emsp/v1/webhooks/{webhookId}.
+func (s *Server) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequestObject) (gen.UpdateWebhookResponseObject, error) {
+	if req.Body == nil {
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
+	}
+	patch := chargenet.WebhookPatch{URL: req.Body.Url, Description: req.Body.Description, Enabled: req.Body.Enabled}
+	if patch.URL == nil && patch.Description == nil && patch.Enabled == nil && req.Body.EventTypes == nil {
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body must set at least one field")
+	}
+	if patch.URL != nil {
+		if err := chargenet.CheckWebhookURL(*patch.URL, s.allowInsecureWebhooks); err != nil {
+			return nil, err
+		}
+	}
+	if req.Body.EventTypes != nil {
+		subs, err := chargenet.ResolveSubscriptions(s.catalogue, subscriptionsFromAPI(*req.Body.EventTypes))
+		if err != nil {
+			return nil, err
+		}
+		patch.Subscriptions = &subs
+	}
+	w, err := s.store.UpdateWebhook(ctx, owner(ctx), req.WebhookId, patch, s.now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	if patch.Enabled != nil && *patch.Enabled {
+		s.notify() // deliveries that waited for it are due
+	}
+	return gen.UpdateWebhook200JSONResponse(webhookToAPI(w)), nil
+}
+
+// DeleteWebhook answers DELETE /emsp/v1/webhooks/{webhookId}.
+func (s *Server) DeleteWebhook(ctx context.Context, req gen.DeleteWebhookRequestObject) (gen.DeleteWebhookResponseObject, error) {
+	if err := s.store.DeleteWebhook(ctx, owner(ctx), req.WebhookId); err != nil {
+		return nil, err
+	}
+	return gen.DeleteWebhook204Response{}, nil
+}
+
+// RotateWebhookSecret answers POST /emsp/v1/webhooks/{webhookId}/secret/rotate.
+func (s *Server) RotateWebhookSecret(ctx context.Context, req gen.RotateWebhookSecretRequestObject) (gen.RotateWebhookSecretResponseObject, error) {
+	w, err := s.store.RotateWebhookSecret(ctx, owner(ctx), req.WebhookId, chargenet.NewWebhookSecret(), s.now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	return gen.RotateWebhookSecret200JSONResponse(webhookWithSecret(w)), nil
+}
+
+// ListWebhookDeliveries answers GET /emsp/v1/webhooks/{webhookId}/deliveries with one
+// page of attempts, newest first.
+func (s *Server) ListWebhookDeliveries(ctx context.Context, req gen.ListWebhookDeliveriesRequestObject) (gen.ListWebhookDeliveriesResponseObject, error) {
+	who := owner(ctx)
+	// Newest first: the list's forward direction is the store's descending order.
+	page, err := chargenet.Paginate(ctx, s.cursors, listDeliveries(req.WebhookId), deref(req.Params.Cursor), limit(req.Params.Limit),
+		func(ctx context.Context, seek chargenet.Seek[int64]) ([]chargenet.DeliveryAttempt, error) {
+			seek.Backward = !seek.Backward
+			return s.store.ListDeliveryAttempts(ctx, who, req.WebhookId, seek)
+		}, func(a *chargenet.DeliveryAttempt) int64 { return a.ID })
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListWebhookDeliveries200JSONResponse{Data: make([]gen.Delivery, len(page.Items)), Pagination: pagination(page)}
+	for i := range page.Items {
+		out.Data[i] = deliveryToAPI(&page.Items[i])
+	}
+	return out, nil
+}
+
+// IngestStatusNotification answers POST
+// /internal/v1/chargeboxes/{chargeboxId}/status-notifications.
+func (s *Server) IngestStatusNotification(ctx context.Context, req gen.IngestStatusNotificationRequestObject) (gen.IngestStatusNotificationResponseObject, error) {
+	if req.Body == nil {
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
+	}
+	now := s.now().UTC()
+	n := &chargenet.StatusNotification{ChargeboxID: req.ChargeboxId, ConnectorID: req.Body.ConnectorId,
+		Status: string(req.Body.Status), ErrorCode: chargenet.ErrorCode(req.Body.ErrorCode), Info: deref(req.Body.Info),
+		VendorErrorCode: deref(req.Body.VendorErrorCode), Timestamp: now}
+	if req.Body.Timestamp != nil {
+		n.Timestamp = req.Body.Timestamp.UTC()
+	}
+	res, err := s.store.ApplyStatusNotification(ctx, n, now)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.IngestStatusNotification200JSONResponse{Applied: res.Applied, Evses: make([]gen.EvseStatusResult, len(res.EVSEs))}
+	for i, c := range res.EVSEs {
+		out.Evses[i] = gen.EvseStatusResult{Uid: c.UID, Status: gen.EvseStatus(c.Status), PreviousStatus: gen.EvseStatus(c.Previous), Version: c.Version}
+		if c.Status != c.Previous {
+			s.notify()
+		}
+	}
+	return out, nil
+}
+
+func subscriptionsFromAPI(in []gen.WebhookSubscription) []chargenet.Subscription {
+	out := make([]chargenet.Subscription, len(in))
+	for i, sub := range in {
+		out[i] = chargenet.Subscription{Type: sub.Type, APIVersion: deref(sub.ApiVersion)}
+	}
+	return out
+}
+
+func webhookToAPI(w *chargenet.Webhook) gen.Webhook {
+	out := gen.Webhook{Id: w.ID, Url: w.URL, Enabled: w.Enabled, CreatedAt: w.CreatedAt.UTC(), UpdatedAt: w.UpdatedAt.UTC(),
+		EventTypes: make([]gen.WebhookSubscription, len(w.Subscriptions))}
+	for i, sub := range w.Subscriptions {
+		v := sub.APIVersion
+		out.EventTypes[i] = gen.WebhookSubscription{Type: sub.Type, ApiVersion: &v}
+	}
+	if w.Description != "" {
+		d := w.Description
+		out.Description = &d
+	}
+	if w.DisabledReason != "" {
+		r := w.DisabledReason
+		out.DisabledReason = &r
+	}
+	return out
+}
+
+func webhookWithSecret(w *chargenet.Webhook) gen.WebhookWithSecret {
+	a := webhookToAPI(w)
+	return gen.WebhookWithSecret{Id: a.Id, Url: a.Url, Enabled: a.Enabled, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+		EventTypes: a.EventTypes, Description: a.Description, DisabledReason: a.DisabledReason, Secret: w.Secret}
+}
+
+func deliveryToAPI(a *chargenet.DeliveryAttempt) gen.Delivery {
+	out := gen.Delivery{Id: a.ID, EventId: a.EventID, EventType: a.EventType, Attempt: a.Attempt, AttemptedAt: a.AttemptedAt.UTC(),
+		Outcome: gen.DeliveryOutcome(a.Outcome), DurationMs: a.Duration.Milliseconds()}
+	if a.HTTPStatus != 0 {
+		st := a.HTTPStatus
+		out.HttpStatus = &st
+	}
+	if a.Error != "" {
+		e := a.Error
+		out.Error = &e
+	}
+	if a.NextAttemptAt != nil {
+		t := a.NextAttemptAt.UTC()
+		out.NextAttemptAt = &t
+	}
+	return out
+}

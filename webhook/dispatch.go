@@ -1,0 +1,326 @@
+// Package webhook delivers the events of the store's outbox to the subscribed webhooks,
+// signed as the Standard Webhooks specification describes, at least once, with
+// retries.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+// DefaultSchedule is the Standard Webhooks retry schedule: the delay before each retry
+// after the first attempt, which is made at once.
+var DefaultSchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour,
+	10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour}
+
+// Defaults of Config.
+const (
+	DefaultTimeout     = 10 * time.Second
+	DefaultPoll        = time.Second
+	DefaultConcurrency = 16
+	DefaultJitter      = 0.1
+)
+
+// Config configures a Dispatcher. Store is required.
+type Config struct {
+	Store chargenet.Store
+	// Schedule is the delay before each retry; the attempt after the last one is not
+	// made. Nil means DefaultSchedule.
+	Schedule []time.Duration
+	// Jitter adds up to this fraction of each delay at random (0.1: up to 10 %).
+	// Negative means none; 0 means DefaultJitter.
+	Jitter float64
+	// Timeout bounds one attempt, from connecting to the end of the answer's headers.
+	Timeout time.Duration
+	// Poll is how often the outbox is checked when nothing signalled new events.
+	Poll time.Duration
+	// Concurrency is how many deliveries are in flight at most.
+	Concurrency int
+	// AllowInsecure lets deliveries reach loopback and private addresses
+	// (development only). Without it a connection to a non-public address is refused
+	// at dial time, whatever the URL's host name resolves to.
+	AllowInsecure bool
+	// Logger receives one line per failed attempt; nil discards.
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// Transport overrides the HTTP transport (tests); nil builds one from the above.
+	Transport http.RoundTripper
+}
+
+// Dispatcher claims due deliveries from the store and makes them.
+type Dispatcher struct {
+	cfg    Config
+	client *http.Client
+	wake   chan struct{}
+}
+
+// New returns a Dispatcher; call Run to start it. It returns an error if Store is nil.
+func New(cfg Config) (*Dispatcher, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("webhook: Store is required")
+	}
+	if cfg.Schedule == nil {
+		cfg.Schedule = DefaultSchedule
+	}
+	if cfg.Jitter == 0 {
+		cfg.Jitter = DefaultJitter
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultPoll
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	tr := cfg.Transport
+	if tr == nil {
+		dialer := &net.Dialer{Timeout: cfg.Timeout}
+		if !cfg.AllowInsecure {
+			dialer.Control = refuseNonPublic
+		}
+		tr = &http.Transport{
+			Proxy:                 nil, // a proxy would bypass the address check
+			DialContext:           dialer.DialContext,
+			TLSHandshakeTimeout:   cfg.Timeout,
+			ResponseHeaderTimeout: cfg.Timeout,
+			MaxIdleConnsPerHost:   cfg.Concurrency,
+			IdleConnTimeout:       90 * time.Second,
+			ForceAttemptHTTP2:     true,
+		}
+	}
+	d := &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1)}
+	d.client = &http.Client{
+		Transport: tr,
+		Timeout:   cfg.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse // a redirect is an answer like any non-2xx
+		},
+	}
+	return d, nil
+}
+
+// errNotPublic is the cause of an attempt refused because the host resolved to a
+// non-public address.
+var errNotPublic = errors.New("address is not public")
+
+// refuseNonPublic is the dialer's Control: it refuses to connect to addresses that are
+// not public, checked on the resolved address so that DNS cannot point a public-looking
+// name into the service's own network.
+func refuseNonPublic(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); ip == nil || !chargenet.PublicIP(ip) {
+		return fmt.Errorf("%s: %w", host, errNotPublic)
+	}
+	return nil
+}
+
+// Notify tells the dispatcher that new events may be due, so that it looks before the
+// next poll. It never blocks.
+func (d *Dispatcher) Notify() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx ends, then waits for the attempts in flight (each bounded by
+// the timeout) and returns. Store errors are logged and retried at the next poll.
+func (d *Dispatcher) Run(ctx context.Context) {
+	sem := make(chan struct{}, d.cfg.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-d.wake:
+		}
+		for ctx.Err() == nil {
+			free := d.cfg.Concurrency - len(sem)
+			if free == 0 {
+				break
+			}
+			ds, err := d.cfg.Store.ClaimDeliveries(ctx, d.cfg.Now(), free, d.lease())
+			if err != nil {
+				if ctx.Err() == nil {
+					d.cfg.Logger.Warn("claiming webhook deliveries", "error", err.Error())
+				}
+				break
+			}
+			for i := range ds {
+				sem <- struct{}{}
+				wg.Add(1)
+				go func(dl chargenet.Delivery) {
+					defer func() { <-sem; wg.Done(); d.Notify() }()
+					d.deliver(context.WithoutCancel(ctx), &dl)
+				}(ds[i])
+			}
+			if len(ds) < free {
+				break
+			}
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(d.cfg.Poll)
+	}
+}
+
+// lease is how long a claimed delivery stays with this dispatcher: long enough for the
+// attempt and recording it, short enough that a crash delays it little.
+func (d *Dispatcher) lease() time.Duration { return 2*d.cfg.Timeout + 5*time.Second }
+
+// deliver makes one attempt of dl and records it.
+func (d *Dispatcher) deliver(ctx context.Context, dl *chargenet.Delivery) {
+	start := d.cfg.Now()
+	a := &chargenet.DeliveryAttempt{WebhookID: dl.Webhook.ID, EventID: dl.Event.ID, EventType: dl.Event.Type,
+		Attempt: dl.Attempt, AttemptedAt: start.UTC()}
+	status, err := d.send(ctx, dl, start)
+	a.Duration = d.cfg.Now().Sub(start)
+	a.HTTPStatus = status
+	switch {
+	case err == nil && status >= 200 && status < 300:
+		a.Outcome = chargenet.OutcomeSucceeded
+	case err == nil && status == http.StatusGone:
+		a.Outcome, a.Error = chargenet.OutcomeGone, "receiver answered 410 Gone; the webhook is disabled"
+	default:
+		a.Outcome = chargenet.OutcomeFailed
+		if err != nil {
+			a.Error = err.Error()
+		} else {
+			a.Error = fmt.Sprintf("receiver answered %d %s", status, http.StatusText(status))
+		}
+		if next, ok := d.nextAttempt(dl.Attempt, start); ok {
+			a.NextAttemptAt = &next
+		} else {
+			a.Error += "; retries exhausted, the event is given up"
+		}
+		d.cfg.Logger.Warn("webhook delivery failed", "webhook_id", dl.Webhook.ID, "event_id", dl.Event.ID,
+			"attempt", dl.Attempt, "error", a.Error)
+	}
+	// Recording must not be lost to a shutdown: give it its own deadline.
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := d.cfg.Store.RecordAttempt(rctx, dl, a); err != nil {
+		// The lease expires and the event is attempted again: at least once.
+		d.cfg.Logger.Warn("recording a webhook attempt", "webhook_id", dl.Webhook.ID, "event_id", dl.Event.ID, "error", err.Error())
+	}
+}
+
+// nextAttempt returns when attempt+1 is due after an attempt made at from, and false
+// when the schedule has no more retries.
+func (d *Dispatcher) nextAttempt(attempt int, from time.Time) (time.Time, bool) {
+	if attempt < 1 || attempt > len(d.cfg.Schedule) {
+		return time.Time{}, false
+	}
+	delay := d.cfg.Schedule[attempt-1]
+	if d.cfg.Jitter > 0 {
+		delay += time.Duration(rand.Float64() * d.cfg.Jitter * float64(delay))
+	}
+	return from.Add(delay).UTC(), true
+}
+
+// send posts the event to the webhook and returns the answer's status. The answer's
+// body is read (up to 64 KiB) and discarded so that the connection is reused.
+func (d *Dispatcher) send(ctx context.Context, dl *chargenet.Delivery, now time.Time) (int, error) {
+	body, err := dl.Event.Render(dl.APIVersion)
+	if err != nil {
+		return 0, err
+	}
+	signature, err := Sign(&dl.Webhook, dl.Event.ID, now, body)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, dl.Webhook.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("bad webhook URL: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "chargenet-webhooks/1")
+	req.Header.Set(standardwebhooks.HeaderWebhookID, dl.Event.ID)
+	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set(standardwebhooks.HeaderWebhookSignature, signature)
+	resp, err := d.client.Do(req)
+	if err != nil {
+		if errors.Is(err, errNotPublic) {
+			return 0, fmt.Errorf("refused: the webhook host resolves to an address that is not public")
+		}
+		return 0, describeNetError(err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// describeNetError shortens a client error to what a partner can act on, without the
+// request URL (which they know).
+func describeNetError(err error) error {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) {
+		if inner := ue.Unwrap(); inner != nil {
+			err = inner
+		}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return errors.New("timeout: no answer in time")
+	}
+	return errors.New(strings.TrimSpace(err.Error()))
+}
+
+// Sign returns the webhook-signature header value of a delivery: "v1,<base64>" with the
+// webhook's secret, followed by a second signature with the previous secret while a
+// rotation's overlap lasts (until PreviousSecretUntil). It returns an error if a
+// secret is not valid base64.
+func Sign(w *chargenet.Webhook, msgID string, at time.Time, body []byte) (string, error) {
+	secrets := []string{w.Secret}
+	if w.PreviousSecret != "" && at.Before(w.PreviousSecretUntil) {
+		secrets = append(secrets, w.PreviousSecret)
+	}
+	sigs := make([]string, 0, len(secrets))
+	for _, secret := range secrets {
+		wh, err := standardwebhooks.NewWebhook(secret)
+		if err != nil {
+			return "", fmt.Errorf("webhook %s: signing secret: %w", w.ID, err)
+		}
+		sig, err := wh.Sign(msgID, at, body)
+		if err != nil {
+			return "", err
+		}
+		sigs = append(sigs, sig)
+	}
+	return strings.Join(sigs, " "), nil
+}
