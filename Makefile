@@ -68,7 +68,7 @@ breaking: $(BIN)/oasdiff ## fail on any breaking change against the released con
 	oasdiff breaking --fail-on WARN $(RELEASED_SPEC) openapi/openapi.yaml
 	@scripts/breaking-selftest.sh $(RELEASED_SPEC)
 
-go-test: ## go test -race over every package (PostgreSQL suites against a throw-away cluster)
+go-test: tools-npm ## go test -race over every package (PostgreSQL suites against a throw-away cluster; the webhook proof uses tools/node_modules)
 	env=$$(scripts/pg-test-cluster.sh start) && eval "$$env"; \
 	trap 'scripts/pg-test-cluster.sh stop "$$CHARGENET_PG_DIR"' EXIT; \
 	$(GO) test -race -count=1 ./...
