@@ -72,6 +72,9 @@ say "prism $version"
 
 lib_build
 lib_start_server
+# A key of the ingest scope, for the charge box status notifications.
+INGEST_KEY=$("$BIN" apikey create --name prism-ingest --scope ingest --database "sqlite:$WORK/chargenet.db" 2>/dev/null) ||
+	die "could not create an ingest key"
 
 # start_prism NAME [FLAGS...]: start a proxy on a free port; sets PRISM_URL. (Not in a
 # $(...) subshell: lib_track must record the pid in this shell for the cleanup.)
@@ -108,7 +111,7 @@ LENIENT=$PRISM_URL
 
 say "driving the scenario through Prism"
 rc=0
-STRICT=$STRICT LENIENT=$LENIENT DIRECT=$SERVER_URL API_KEY=$API_KEY \
+STRICT=$STRICT LENIENT=$LENIENT DIRECT=$SERVER_URL API_KEY=$API_KEY INGEST_KEY=$INGEST_KEY \
 	timeout 300 node "$ROOT/scripts/prism-scenario.mjs" >"$WORK/scenario.txt" 2>&1 || rc=$?
 
 if ((selftest)); then

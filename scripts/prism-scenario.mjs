@@ -23,6 +23,7 @@ const STRICT = env("STRICT");
 const LENIENT = env("LENIENT");
 const DIRECT = env("DIRECT");
 const KEY = env("API_KEY");
+const INGEST = env("INGEST_KEY");
 const TIMEOUT = Number(process.env.TIMEOUT_MS || 10000);
 
 let passed = 0;
@@ -185,6 +186,29 @@ async function main() {
   // Valid by the schema, against a connector rule: only the service can refuse it.
   await call("PATCH an AC standard onto a DC connector", { op: "updateConnector", method: "PATCH", path: p, body: { standard: "IEC_62196_T2" }, status: 400, code: "invalid_connector", param: "standard" });
 
+  console.log("webhooks and status ingestion (strict proxy)");
+  const created = await call("create webhook", { op: "createWebhook", method: "POST", path: "/emsp/v1/webhooks", status: 201,
+    body: { url: "https://partner.example.com/hooks", event_types: [{ type: "evse.connector.updated" }, { type: "evse.status.changed" }] } });
+  const wid = created.body?.id ?? "wh_00000000000000000000000000";
+  const w = `/emsp/v1/webhooks/${wid}`;
+  await call("list webhooks", { op: "listWebhooks", path: "/emsp/v1/webhooks?limit=10", status: 200 });
+  await call("read webhook", { op: "getWebhook", path: w, status: 200 });
+  await call("pause webhook", { op: "updateWebhook", method: "PATCH", path: w, body: { enabled: false }, status: 200 });
+  await call("rotate secret", { op: "rotateWebhookSecret", method: "POST", path: `${w}/secret/rotate`, status: 200 });
+  await call("unknown event type", { op: "createWebhook", method: "POST", path: "/emsp/v1/webhooks", status: 400, code: "invalid_body", param: "event_types[0].type",
+    body: { url: "https://partner.example.com/hooks", event_types: [{ type: "evse.exploded" }] } });
+  await call("loopback URL", { op: "createWebhook", method: "POST", path: "/emsp/v1/webhooks", status: 400, code: "invalid_body", param: "url",
+    body: { url: "https://127.0.0.1/hooks", event_types: [{ type: "evse.status.changed" }] } });
+  await call("status notification", { op: "ingestStatusNotification", method: "POST", path: "/internal/v1/chargeboxes/501/status-notifications", auth: `Bearer ${INGEST}`,
+    body: { connectorId: 1, status: "Faulted", errorCode: "GroundFailure", timestamp: new Date().toISOString() }, status: 200 });
+  await call("status notification with a partner key", { op: "ingestStatusNotification", method: "POST", path: "/internal/v1/chargeboxes/501/status-notifications",
+    body: { connectorId: 1, status: "Available", errorCode: "NoError" }, status: 403, code: "unauthorized", param: "Authorization" });
+  await call("status notification for an unknown charge box", { op: "ingestStatusNotification", method: "POST", path: "/internal/v1/chargeboxes/9999/status-notifications", auth: `Bearer ${INGEST}`,
+    body: { connectorId: 1, status: "Available", errorCode: "NoError" }, status: 404, code: "not_found", param: "chargeboxId" });
+  await call("deliveries", { op: "listWebhookDeliveries", path: `${w}/deliveries`, status: 200 });
+  await call("delete webhook", { op: "deleteWebhook", method: "DELETE", path: w, status: 204 });
+  await call("deleted webhook", { op: "getWebhook", path: w, status: 404, code: "not_found", param: "webhookId" });
+
   console.log("cursors the service must refuse (strict proxy: well-formed, so Prism forwards them)");
   await call("forged cursor", { op: "listLocations", path: "/v1/locations?cursor=eyJrIjoiTE9DLTAwMDEifQ.c2lnbmF0dXJl", status: 400, code: "invalid_cursor", param: "cursor" });
   await call("malformed cursor", { op: "listLocations", path: "/v1/locations?cursor=abc", status: 400, code: "invalid_cursor", param: "cursor" });
@@ -249,7 +273,8 @@ async function main() {
   await call("method not allowed", { via: DIRECT, method: "DELETE", path: "/v2/evses/1001", status: 405, code: "method_not_allowed" });
 
   // Coverage: every operation was seen answering through Prism.
-  const ops = ["listEvses", "getEvse", "updateConnector", "listLocations", "getLocation", "listEventTypes"];
+  const ops = ["listEvses", "getEvse", "updateConnector", "listLocations", "getLocation", "listEventTypes", "listWebhooks", "createWebhook",
+    "getWebhook", "updateWebhook", "deleteWebhook", "rotateWebhookSecret", "listWebhookDeliveries", "ingestStatusNotification"];
   const statuses = [...seenOps].sort();
   for (const op of ops) {
     const got = statuses.filter((s) => s.startsWith(`${op} `)).map((s) => s.split(" ")[1]);

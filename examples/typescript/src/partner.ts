@@ -19,6 +19,8 @@ type EVSE = components["schemas"]["EVSE"];
 type Connector = components["schemas"]["Connector"];
 type ApiError = components["schemas"]["Error"];
 type Pagination = components["schemas"]["Pagination"];
+type WebhookWithSecret = components["schemas"]["WebhookWithSecret"];
+type Webhook = components["schemas"]["Webhook"];
 
 // ---------------------------------------------------------------------------------------
 // Checks: every check prints one line; a failed one is remembered and fails the run.
@@ -313,6 +315,54 @@ async function readOne(first: Location | undefined): Promise<void> {
   }
 }
 
+async function webhooks(): Promise<void> {
+  console.log("webhook subscriptions: create, read, list, change, rotate, deliveries, delete");
+  const created = await api.POST("/emsp/v1/webhooks", {
+    body: {
+      url: "https://partner.example.com/hooks/chargenet",
+      description: "partner proof",
+      event_types: [{ type: "evse.connector.updated" }, { type: "evse.status.changed", api_version: "1.0" }],
+    },
+  });
+  const hook: WebhookWithSecret = must(created.data, "POST /emsp/v1/webhooks: 201", created.error ?? created.response.status);
+  equal(created.response.status, 201, "created answers 201");
+  check(/^whsec_[A-Za-z0-9+/]{43}=$/.test(hook.secret), "the secret is whsec_ + base64 of 32 bytes", hook.secret);
+  equal(created.response.headers.get("Location"), `/emsp/v1/webhooks/${hook.id}`, "Location names the new subscription");
+  equal(hook.event_types.map((e) => `${e.type}@${e.api_version}`), ["evse.connector.updated@1.0", "evse.status.changed@1.0"],
+    "versions are resolved (latest when absent)");
+  const path = { params: { path: { webhookId: hook.id } } };
+
+  const read = await api.GET("/emsp/v1/webhooks/{webhookId}", path);
+  const got: Webhook = must(read.data, "GET /emsp/v1/webhooks/{webhookId}: 200", read.error ?? read.response.status);
+  check(!("secret" in got), "the secret is not shown again");
+
+  const list = await api.GET("/emsp/v1/webhooks", { params: { query: { limit: 100 } } });
+  const page = must(list.data, "GET /emsp/v1/webhooks: 200", list.error ?? list.response.status);
+  check(page.data.some((w) => w.id === hook.id), "the list holds the new subscription");
+
+  const paused = await api.PATCH("/emsp/v1/webhooks/{webhookId}", { ...path, body: { enabled: false } });
+  equal(must(paused.data, "PATCH /emsp/v1/webhooks/{webhookId}: 200", paused.error).enabled, false, "enabled: false pauses it");
+
+  const bad = await api.POST("/emsp/v1/webhooks", {
+    body: { url: "http://10.0.0.1/hooks", event_types: [{ type: "evse.connector.updated" }] },
+  });
+  equal(bad.response.status, 400, "a private http URL is refused");
+  equal(bad.error?.param, "url", "the refusal names url");
+
+  const rotated = await api.POST("/emsp/v1/webhooks/{webhookId}/secret/rotate", path);
+  const r = must(rotated.data, "POST .../secret/rotate: 200", rotated.error ?? rotated.response.status);
+  check(r.secret !== hook.secret, "rotation gives a new secret");
+
+  const deliveries = await api.GET("/emsp/v1/webhooks/{webhookId}/deliveries", path);
+  const d = must(deliveries.data, "GET .../deliveries: 200", deliveries.error ?? deliveries.response.status);
+  check(Array.isArray(d.data), "deliveries is a page");
+
+  const del = await api.DELETE("/emsp/v1/webhooks/{webhookId}", path);
+  equal(del.response.status, 204, "DELETE answers 204");
+  const after = await api.GET("/emsp/v1/webhooks/{webhookId}", path);
+  equal(after.response.status, 404, "a deleted subscription is gone");
+}
+
 async function main(): Promise<void> {
   console.log(`partner scenario against ${baseUrl}`);
   try {
@@ -325,6 +375,7 @@ async function main(): Promise<void> {
     await readOne(pages[0]?.items[0]);
     await patchAndReadBack(1002, 1);
     await errors();
+    await webhooks();
   } catch (e) {
     if (!(e instanceof Fatal)) {
       failures.push(`unexpected exception: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
