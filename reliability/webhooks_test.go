@@ -347,3 +347,59 @@ func testWebhookDelivery(t *testing.T, database string) {
 	t.Logf("1,000 events (%d writers): commits took %v; delivered in %.0f ms from the first commit (%.0f events/s); latency commit→receipt p50 %.1f ms, p99 %.1f ms, max %.1f ms",
 		writers, committed.Round(time.Millisecond), span, n/(span/1000), lat[n/2], lat[n*99/100], lat[n-1])
 }
+
+// TestWebhookReplicas runs two replicas on one PostgreSQL database, both dispatching:
+// every event is delivered, and, with a receiver that never fails, exactly once —
+// each delivery is claimed by one dispatcher at a time.
+func TestWebhookReplicas(t *testing.T) {
+	database := proctest.PostgresDatabase(t)
+	rcv := startReceiver(t)
+	one := serve(t, database, webhookArgs...)
+	two := serve(t, database, webhookArgs...)
+	a, b := newAPI(one.Base, true), newAPI(two.Base, true)
+	subscribe(t, a, rcv, "/ok/replicas", "evse.connector.updated")
+
+	const n = 400
+	versions := make(chan int64, n)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			via := a
+			if w%2 == 1 {
+				via = b
+			}
+			for i := w; i < n; i += 8 {
+				res, err := via.do(http.MethodPatch, "/v2/evses/1002/connectors/1", patchBody("maxElectricPower", float64(300+i)))
+				if assert.NoError(t, err) && assert.Equal(t, http.StatusOK, res.status) {
+					versions <- version(t, res.header.Get("ETag"))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(versions)
+	deadline := time.Now().Add(30 * time.Second)
+	var rs []receipt
+	for time.Now().Before(deadline) {
+		if rs = at(rcv.receipts(t), "/ok/replicas"); len(rs) >= n {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // room for a duplicate to show
+	rs = at(rcv.receipts(t), "/ok/replicas")
+	ids := map[string]int{}
+	got := map[int64]bool{}
+	for _, r := range rs {
+		assert.True(t, r.Verified, r.Error)
+		ids[r.ID]++
+		got[r.Data.Version] = true
+	}
+	assert.Len(t, rs, n, "one request per event: no event was claimed by both replicas")
+	assert.Len(t, ids, n)
+	for v := range versions {
+		assert.True(t, got[v], "the change to version %d was delivered", v)
+	}
+}
