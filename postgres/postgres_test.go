@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -535,3 +536,56 @@ func BenchmarkImport(b *testing.B) {
 		require.NoError(b, s.Import(b.Context(), inv))
 	}
 }
+
+func benchStore(b *testing.B, subscribed bool) *postgres.Store {
+	s := MustOpenDB(b)
+	require.NoError(b, s.Import(b.Context(), chargenet.DemoInventory(time.Now())))
+	if subscribed {
+		w := &chargenet.Webhook{ID: chargenet.NewID("wh_", time.Now()), Owner: "bench", URL: "https://example.com/", Enabled: true,
+			Secret: chargenet.NewWebhookSecret(), CreatedAt: time.Now(), UpdatedAt: time.Now(),
+			Subscriptions: []chargenet.Subscription{{Type: chargenet.EventConnectorUpdated, APIVersion: "1.0"}}}
+		require.NoError(b, s.CreateWebhook(b.Context(), w))
+	}
+	b.ResetTimer()
+	return s
+}
+
+// BenchmarkEVSE reads one EVSE with its connectors, from parallel goroutines.
+func BenchmarkEVSE(b *testing.B) {
+	s := benchStore(b, false)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.EVSE(context.Background(), 1004); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkUpdateConnector is the PATCH transaction (lock, read, update, version bump,
+// commit), from parallel goroutines on different EVSEs; Subscribed adds the event and
+// outbox rows a subscribed webhook causes.
+func BenchmarkUpdateConnector(b *testing.B) {
+	for _, subscribed := range []bool{false, true} {
+		name := "unsubscribed"
+		if subscribed {
+			name = "subscribed"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := benchStore(b, subscribed)
+			var next atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				uid := 1001 + next.Add(1)%40 // one EVSE per goroutine: no lock waits between them
+				i := 0
+				for pb.Next() {
+					i++
+					p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%20 + 1))}
+					if _, err := s.UpdateConnector(context.Background(), uid, 1, p, "", time.Now()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+func ptr[T any](v T) *T { return &v }

@@ -402,3 +402,27 @@ func BenchmarkUpdateConnector(b *testing.B) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// BenchmarkUpdateConnectorSubscribed is BenchmarkUpdateConnector with a webhook
+// subscribed to evse.connector.updated: every update also writes its event and one
+// outbox row in the same transaction.
+func BenchmarkUpdateConnectorSubscribed(b *testing.B) {
+	s := benchStore(b)
+	w := &chargenet.Webhook{ID: chargenet.NewID("wh_", time.Now()), Owner: "bench", URL: "https://example.com/", Enabled: true,
+		Secret: chargenet.NewWebhookSecret(), CreatedAt: time.Now(), UpdatedAt: time.Now(),
+		Subscriptions: []chargenet.Subscription{{Type: chargenet.EventConnectorUpdated, APIVersion: "1.0"}}}
+	if err := s.CreateWebhook(b.Context(), w); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%100 + 1))}
+			if _, err := s.UpdateConnector(context.Background(), 1002, 1, p, "", time.Now()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
