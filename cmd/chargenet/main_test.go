@@ -137,6 +137,11 @@ func TestUsage(t *testing.T) {
 		{[]string{"chargenet", "serve", "--read-header-timeout", "0s"}, errUsage},
 		{[]string{"chargenet", "serve", "--db-connect-timeout", "-1s"}, errUsage},
 		{[]string{"chargenet", "migrate", "--db-statement-timeout", "-5s"}, errUsage},
+		{[]string{"chargenet", "serve", "--webhook-retry-schedule", "5s,soon"}, errUsage},
+		{[]string{"chargenet", "serve", "--webhook-retry-schedule", "-5s"}, errUsage},
+		{[]string{"chargenet", "serve", "--webhook-timeout", "0s"}, errUsage},
+		{[]string{"chargenet", "serve", "--webhook-poll", "0s"}, errUsage},
+		{[]string{"chargenet", "serve", "--webhook-concurrency", "0"}, errUsage},
 		{[]string{"chargenet", "import"}, errUsage},
 		{[]string{"chargenet", "apikey"}, errUsage},
 		{[]string{"chargenet", "apikey", "create"}, errUsage},
@@ -157,6 +162,17 @@ func TestUsage(t *testing.T) {
 	assert.Contains(t, out.String(), "chargenet serve")
 	err := run(context.Background(), []string{"chargenet", "serve"}, env(map[string]string{"CHARGENET_API_KEYS": "short"}), &out, &errOut)
 	assert.ErrorIs(t, err, errUsage, "development keys shorter than 16 characters are refused")
+}
+
+func TestParseSchedule(t *testing.T) {
+	got, err := parseSchedule("5s, 5m,30m,2h")
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour}, got)
+	got, err = parseSchedule("")
+	require.NoError(t, err)
+	assert.Empty(t, got, "an empty schedule means no retries")
+	_, err = parseSchedule("5s,,5m")
+	assert.Error(t, err)
 }
 
 func TestServeRestartKeepsDataAndCursors(t *testing.T) {
