@@ -54,11 +54,11 @@ type Store interface {
 	// first. A delivery is leased to one caller at a time, also across replicas; a lease
 	// that expires (the caller died) makes it due again.
 	ClaimDeliveries(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]Delivery, error)
-	// RecordAttempt stores the attempt and settles its delivery: removed when the
-	// attempt succeeded or no retry is scheduled, otherwise due again at
-	// a.NextAttemptAt; OutcomeGone also disables the webhook. A delivery whose webhook
-	// was deleted meanwhile is dropped without error.
-	RecordAttempt(ctx context.Context, d *Delivery, a *DeliveryAttempt) error
+	// RecordAttempts stores each attempt and settles its delivery, all in one
+	// transaction: a delivery is removed when its attempt succeeded or no retry is
+	// scheduled, otherwise due again at NextAttemptAt; OutcomeGone also disables the
+	// webhook. A delivery whose webhook was deleted meanwhile is dropped without error.
+	RecordAttempts(ctx context.Context, records ...AttemptRecord) error
 
 	// Location returns the location with its EvseUIDs. ErrNotFound if there is none.
 	Location(ctx context.Context, id string) (*Location, error)
@@ -104,6 +104,12 @@ type Delivery struct {
 	Webhook    Webhook // with its secrets
 	APIVersion string  // the payload version the webhook subscribed to
 	Attempt    int     // the number of this attempt: 1 for the first
+}
+
+// AttemptRecord is an attempt made for a delivery, to be recorded.
+type AttemptRecord struct {
+	Delivery *Delivery
+	Attempt  *DeliveryAttempt
 }
 
 // Outcomes of a delivery attempt.

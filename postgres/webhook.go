@@ -431,48 +431,59 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, l
 	return out, nil
 }
 
-// RecordAttempt stores attempt a of delivery d and settles d (see chargenet.Store) in
-// one transaction: the delivery is removed when a.NextAttemptAt is nil, otherwise due
-// again then and no longer leased; chargenet.OutcomeGone also disables the webhook.
-// The webhook's row is locked against deletion (FOR KEY SHARE) first; a webhook deleted
-// meanwhile makes it a no-op. Times are stored in UTC to the microsecond. Errors are
-// wrapped driver errors, wrapping chargenet.ErrUnavailable if the database cannot be
-// reached.
-func (s *Store) RecordAttempt(ctx context.Context, d *chargenet.Delivery, a *chargenet.DeliveryAttempt) error {
+// RecordAttempts stores the attempts and settles their deliveries (see
+// chargenet.Store) in one transaction: a delivery is removed when its attempt's
+// NextAttemptAt is nil, otherwise due again then and no longer leased;
+// chargenet.OutcomeGone also disables the webhook. Each webhook's row is locked against
+// deletion (FOR KEY SHARE) first; a webhook deleted meanwhile makes its record a no-op.
+// Times are stored in UTC to the microsecond. Errors are wrapped driver errors,
+// wrapping chargenet.ErrUnavailable if the database cannot be reached; then nothing is
+// recorded.
+func (s *Store) RecordAttempts(ctx context.Context, records ...chargenet.AttemptRecord) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM webhooks WHERE id = $1 FOR KEY SHARE`, d.Webhook.ID).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // a deleted webhook took its deliveries with it
-		}
-		if err != nil {
-			return err
-		}
-		status := pgtype.Int4{Int32: int32(a.HTTPStatus), Valid: a.HTTPStatus != 0}
-		var next pgtype.Timestamptz
-		if a.NextAttemptAt != nil {
-			next = pgtype.Timestamptz{Time: stamp(*a.NextAttemptAt), Valid: true}
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO delivery_attempts (webhook_id, event_id, event_type, attempt, attempted_at, `+
-			`outcome, http_status, error, duration_ms, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			d.Webhook.ID, d.Event.ID, d.Event.Type, a.Attempt, stamp(a.AttemptedAt), a.Outcome, status, a.Error,
-			a.Duration.Milliseconds(), next); err != nil {
-			return err
-		}
-		if a.Outcome == chargenet.OutcomeGone {
-			if _, err := tx.Exec(ctx, `UPDATE webhooks SET enabled = false, disabled_reason = $1, updated_at = $2 WHERE id = $3`,
-				"the receiver answered 410 Gone at "+a.AttemptedAt.UTC().Format(time.RFC3339), stamp(a.AttemptedAt), d.Webhook.ID); err != nil {
+		for _, r := range records {
+			if err := recordAttempt(ctx, tx, r.Delivery, r.Attempt); err != nil {
 				return err
 			}
 		}
-		if a.NextAttemptAt == nil {
-			_, err = tx.Exec(ctx, `DELETE FROM outbox WHERE id = $1`, d.ID)
-		} else {
-			_, err = tx.Exec(ctx, `UPDATE outbox SET next_attempt_at = $1, leased_until = NULL WHERE id = $2`, next, d.ID)
-		}
-		return err
+		return nil
 	})
-	return s.wrap("record attempt", err)
+	return s.wrap("record attempts", err)
+}
+
+// recordAttempt is one record of RecordAttempts.
+func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *chargenet.DeliveryAttempt) error {
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM webhooks WHERE id = $1 FOR KEY SHARE`, d.Webhook.ID).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil // a deleted webhook took its deliveries with it
+	}
+	if err != nil {
+		return err
+	}
+	status := pgtype.Int4{Int32: int32(a.HTTPStatus), Valid: a.HTTPStatus != 0}
+	var next pgtype.Timestamptz
+	if a.NextAttemptAt != nil {
+		next = pgtype.Timestamptz{Time: stamp(*a.NextAttemptAt), Valid: true}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO delivery_attempts (webhook_id, event_id, event_type, attempt, attempted_at, `+
+		`outcome, http_status, error, duration_ms, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		d.Webhook.ID, d.Event.ID, d.Event.Type, a.Attempt, stamp(a.AttemptedAt), a.Outcome, status, a.Error,
+		a.Duration.Milliseconds(), next); err != nil {
+		return err
+	}
+	if a.Outcome == chargenet.OutcomeGone {
+		if _, err := tx.Exec(ctx, `UPDATE webhooks SET enabled = false, disabled_reason = $1, updated_at = $2 WHERE id = $3`,
+			"the receiver answered 410 Gone at "+a.AttemptedAt.UTC().Format(time.RFC3339), stamp(a.AttemptedAt), d.Webhook.ID); err != nil {
+			return err
+		}
+	}
+	if a.NextAttemptAt == nil {
+		_, err = tx.Exec(ctx, `DELETE FROM outbox WHERE id = $1`, d.ID)
+	} else {
+		_, err = tx.Exec(ctx, `UPDATE outbox SET next_attempt_at = $1, leased_until = NULL WHERE id = $2`, next, d.ID)
+	}
+	return err
 }
 
 // ApplyStatusNotification applies n in one transaction: it locks the charge box's EVSE

@@ -187,8 +187,8 @@ func TestWebhookDeliveriesPagination(t *testing.T) {
 	require.Len(t, ds, 10, "5 events × 2 webhooks")
 	for i := range ds {
 		next := at.Add(time.Hour)
-		require.NoError(t, v.store.RecordAttempt(ctx, &ds[i], &chargenet.DeliveryAttempt{Attempt: 1, AttemptedAt: at,
-			Outcome: chargenet.OutcomeFailed, HTTPStatus: 500, Error: "receiver answered 500 Internal Server Error", NextAttemptAt: &next}))
+		require.NoError(t, v.store.RecordAttempts(ctx, chargenet.AttemptRecord{Delivery: &ds[i], Attempt: &chargenet.DeliveryAttempt{Attempt: 1, AttemptedAt: at,
+			Outcome: chargenet.OutcomeFailed, HTTPStatus: 500, Error: "receiver answered 500 Internal Server Error", NextAttemptAt: &next}}))
 	}
 
 	var seen []int64

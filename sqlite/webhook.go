@@ -410,42 +410,53 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, l
 	return out, wrap("claim deliveries", err)
 }
 
-// RecordAttempt stores attempt a of delivery d and settles d (see chargenet.Store), in
-// one write transaction. Errors are wrapped driver errors.
-func (s *Store) RecordAttempt(ctx context.Context, d *chargenet.Delivery, a *chargenet.DeliveryAttempt) error {
+// RecordAttempts stores the attempts and settles their deliveries (see
+// chargenet.Store), in one write transaction. Errors are wrapped driver errors; then
+// nothing is recorded.
+func (s *Store) RecordAttempts(ctx context.Context, records ...chargenet.AttemptRecord) error {
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		var exists bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`, d.Webhook.ID).Scan(&exists); err != nil || !exists {
-			return err // a deleted webhook took its deliveries with it
-		}
-		var status, next any
-		if a.HTTPStatus != 0 {
-			status = a.HTTPStatus
-		}
-		if a.NextAttemptAt != nil {
-			next = formatTime(*a.NextAttemptAt)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (webhook_id, event_id, event_type, attempt, attempted_at, `+
-			`outcome, http_status, error, duration_ms, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			d.Webhook.ID, d.Event.ID, d.Event.Type, a.Attempt, formatTime(a.AttemptedAt), a.Outcome, status, a.Error,
-			a.Duration.Milliseconds(), next); err != nil {
-			return err
-		}
-		if a.Outcome == chargenet.OutcomeGone {
-			if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ?`,
-				"the receiver answered 410 Gone at "+a.AttemptedAt.UTC().Format(time.RFC3339), formatTime(a.AttemptedAt), d.Webhook.ID); err != nil {
+		for _, r := range records {
+			if err := recordAttempt(ctx, tx, r.Delivery, r.Attempt); err != nil {
 				return err
 			}
 		}
-		var err error
-		if a.NextAttemptAt == nil {
-			_, err = tx.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, d.ID)
-		} else {
-			_, err = tx.ExecContext(ctx, `UPDATE outbox SET next_attempt_at = ?, leased_until = NULL WHERE id = ?`, next, d.ID)
-		}
-		return err
+		return nil
 	})
-	return wrap("record attempt", err)
+	return wrap("record attempts", err)
+}
+
+// recordAttempt is one record of RecordAttempts.
+func recordAttempt(ctx context.Context, tx *sql.Tx, d *chargenet.Delivery, a *chargenet.DeliveryAttempt) error {
+	var exists bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`, d.Webhook.ID).Scan(&exists); err != nil || !exists {
+		return err // a deleted webhook took its deliveries with it
+	}
+	var status, next any
+	if a.HTTPStatus != 0 {
+		status = a.HTTPStatus
+	}
+	if a.NextAttemptAt != nil {
+		next = formatTime(*a.NextAttemptAt)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (webhook_id, event_id, event_type, attempt, attempted_at, `+
+		`outcome, http_status, error, duration_ms, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.Webhook.ID, d.Event.ID, d.Event.Type, a.Attempt, formatTime(a.AttemptedAt), a.Outcome, status, a.Error,
+		a.Duration.Milliseconds(), next); err != nil {
+		return err
+	}
+	if a.Outcome == chargenet.OutcomeGone {
+		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ?`,
+			"the receiver answered 410 Gone at "+a.AttemptedAt.UTC().Format(time.RFC3339), formatTime(a.AttemptedAt), d.Webhook.ID); err != nil {
+			return err
+		}
+	}
+	var err error
+	if a.NextAttemptAt == nil {
+		_, err = tx.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, d.ID)
+	} else {
+		_, err = tx.ExecContext(ctx, `UPDATE outbox SET next_attempt_at = ?, leased_until = NULL WHERE id = ?`, next, d.ID)
+	}
+	return err
 }
 
 // writeTx runs fn in a write transaction on the writer connection and commits it.

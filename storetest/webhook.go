@@ -136,8 +136,8 @@ func claimAndAck(t testing.TB, s chargenet.Store, at time.Time) []chargenet.Deli
 	t.Helper()
 	ds := claimAll(t, s, at)
 	for i := range ds {
-		require.NoError(t, s.RecordAttempt(t.Context(), &ds[i], &chargenet.DeliveryAttempt{Attempt: ds[i].Attempt, AttemptedAt: at,
-			Outcome: chargenet.OutcomeSucceeded, HTTPStatus: 200}))
+		require.NoError(t, s.RecordAttempts(t.Context(), chargenet.AttemptRecord{Delivery: &ds[i], Attempt: &chargenet.DeliveryAttempt{Attempt: ds[i].Attempt, AttemptedAt: at,
+			Outcome: chargenet.OutcomeSucceeded, HTTPStatus: 200}}))
 	}
 	return ds
 }
@@ -207,15 +207,15 @@ func testOutbox(t *testing.T, open Opener) {
 	t.Run("failure schedules a retry", func(t *testing.T) {
 		d := byHook[w1.ID]
 		next := at.Add(5 * time.Second)
-		require.NoError(t, s.RecordAttempt(ctx, d, &chargenet.DeliveryAttempt{Attempt: 1, AttemptedAt: at, Outcome: chargenet.OutcomeFailed,
-			HTTPStatus: 503, Error: "receiver answered 503", Duration: 12 * time.Millisecond, NextAttemptAt: &next}))
+		require.NoError(t, s.RecordAttempts(ctx, chargenet.AttemptRecord{Delivery: d, Attempt: &chargenet.DeliveryAttempt{Attempt: 1, AttemptedAt: at, Outcome: chargenet.OutcomeFailed,
+			HTTPStatus: 503, Error: "receiver answered 503", Duration: 12 * time.Millisecond, NextAttemptAt: &next}}))
 		assert.Empty(t, claimAll(t, s, next.Add(-time.Millisecond)), "not due before the retry time")
 		again := claimAll(t, s, next)
 		require.Len(t, again, 1)
 		assert.Equal(t, d.ID, again[0].ID)
 		assert.Equal(t, 2, again[0].Attempt)
-		require.NoError(t, s.RecordAttempt(ctx, &again[0], &chargenet.DeliveryAttempt{Attempt: 2, AttemptedAt: next,
-			Outcome: chargenet.OutcomeSucceeded, HTTPStatus: 204, Duration: 3 * time.Millisecond}))
+		require.NoError(t, s.RecordAttempts(ctx, chargenet.AttemptRecord{Delivery: &again[0], Attempt: &chargenet.DeliveryAttempt{Attempt: 2, AttemptedAt: next,
+			Outcome: chargenet.OutcomeSucceeded, HTTPStatus: 204, Duration: 3 * time.Millisecond}}))
 		assert.Empty(t, claimAll(t, s, next.Add(time.Second)), "a delivered event is not claimed again")
 
 		attempts, err := s.ListDeliveryAttempts(ctx, "p", w1.ID, chargenet.Seek[int64]{Backward: true, Limit: 10})
@@ -246,7 +246,7 @@ func testOutbox(t *testing.T, open Opener) {
 	t.Run("410 disables the webhook", func(t *testing.T) {
 		d := byHook[w2.ID]
 		when := at.Add(2 * time.Minute)
-		require.NoError(t, s.RecordAttempt(ctx, d, &chargenet.DeliveryAttempt{Attempt: 2, AttemptedAt: when, Outcome: chargenet.OutcomeGone, HTTPStatus: 410, Error: "receiver answered 410 Gone"}))
+		require.NoError(t, s.RecordAttempts(ctx, chargenet.AttemptRecord{Delivery: d, Attempt: &chargenet.DeliveryAttempt{Attempt: 2, AttemptedAt: when, Outcome: chargenet.OutcomeGone, HTTPStatus: 410, Error: "receiver answered 410 Gone"}}))
 		w, err := s.Webhook(ctx, "p", w2.ID)
 		require.NoError(t, err)
 		assert.False(t, w.Enabled)

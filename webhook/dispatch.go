@@ -32,7 +32,7 @@ var DefaultSchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * tim
 const (
 	DefaultTimeout     = 10 * time.Second
 	DefaultPoll        = time.Second
-	DefaultConcurrency = 16
+	DefaultConcurrency = 64
 	DefaultJitter      = 0.1
 )
 
@@ -151,8 +151,14 @@ func (d *Dispatcher) Notify() {
 }
 
 // Run delivers until ctx ends, then waits for the attempts in flight (each bounded by
-// the timeout) and returns. Store errors are logged and retried at the next poll.
+// the timeout), records them and returns. Store errors are logged and retried at the
+// next poll.
 func (d *Dispatcher) Run(ctx context.Context) {
+	records := make(chan chargenet.AttemptRecord, d.cfg.Concurrency)
+	recorded := make(chan struct{})
+	go func() { defer close(recorded); d.record(records) }()
+	defer func() { close(records); <-recorded }()
+
 	sem := make(chan struct{}, d.cfg.Concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -182,7 +188,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 				wg.Add(1)
 				go func(dl chargenet.Delivery) {
 					defer func() { <-sem; wg.Done(); d.Notify() }()
-					d.deliver(context.WithoutCancel(ctx), &dl)
+					records <- chargenet.AttemptRecord{Delivery: &dl, Attempt: d.attempt(context.WithoutCancel(ctx), &dl)}
 				}(ds[i])
 			}
 			if len(ds) < free {
@@ -199,12 +205,43 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
+// maxRecordBatch bounds how many attempts one store transaction records.
+const maxRecordBatch = 64
+
+// record writes the attempts sent on records until it is closed, those that arrive
+// together in one store transaction (one sync for many deliveries).
+func (d *Dispatcher) record(records <-chan chargenet.AttemptRecord) {
+	batch := make([]chargenet.AttemptRecord, 0, maxRecordBatch)
+	for r := range records {
+		batch = append(batch[:0], r)
+	more:
+		for len(batch) < maxRecordBatch {
+			select {
+			case r, ok := <-records:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		// Recording must not be lost to a shutdown: it has its own deadline.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := d.cfg.Store.RecordAttempts(ctx, batch...); err != nil {
+			// The leases expire and the events are attempted again: at least once.
+			d.cfg.Logger.Warn("recording webhook attempts", "attempts", len(batch), "error", err.Error())
+		}
+		cancel()
+	}
+}
+
 // lease is how long a claimed delivery stays with this dispatcher: long enough for the
 // attempt and recording it, short enough that a crash delays it little.
 func (d *Dispatcher) lease() time.Duration { return 2*d.cfg.Timeout + 5*time.Second }
 
-// deliver makes one attempt of dl and records it.
-func (d *Dispatcher) deliver(ctx context.Context, dl *chargenet.Delivery) {
+// attempt makes one attempt of dl and returns what to record.
+func (d *Dispatcher) attempt(ctx context.Context, dl *chargenet.Delivery) *chargenet.DeliveryAttempt {
 	start := d.cfg.Now()
 	a := &chargenet.DeliveryAttempt{WebhookID: dl.Webhook.ID, EventID: dl.Event.ID, EventType: dl.Event.Type,
 		Attempt: dl.Attempt, AttemptedAt: start.UTC()}
@@ -231,13 +268,7 @@ func (d *Dispatcher) deliver(ctx context.Context, dl *chargenet.Delivery) {
 		d.cfg.Logger.Warn("webhook delivery failed", "webhook_id", dl.Webhook.ID, "event_id", dl.Event.ID,
 			"attempt", dl.Attempt, "error", a.Error)
 	}
-	// Recording must not be lost to a shutdown: give it its own deadline.
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := d.cfg.Store.RecordAttempt(rctx, dl, a); err != nil {
-		// The lease expires and the event is attempted again: at least once.
-		d.cfg.Logger.Warn("recording a webhook attempt", "webhook_id", dl.Webhook.ID, "event_id", dl.Event.ID, "error", err.Error())
-	}
+	return a
 }
 
 // nextAttempt returns when attempt+1 is due after an attempt made at from, and false

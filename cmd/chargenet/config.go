@@ -95,7 +95,7 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 	wp, _ := time.ParseDuration(env("CHARGENET_WEBHOOK_POLL", "1s"))
 	fs.DurationVar(&c.WebhookPoll, "webhook-poll", wp,
 		"how often the outbox is checked for due deliveries, for events other replicas produced and for retries (env CHARGENET_WEBHOOK_POLL)")
-	wc, _ := strconv.Atoi(env("CHARGENET_WEBHOOK_CONCURRENCY", "16"))
+	wc, _ := strconv.Atoi(env("CHARGENET_WEBHOOK_CONCURRENCY", "64"))
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", wc, "webhook deliveries in flight at most (env CHARGENET_WEBHOOK_CONCURRENCY)")
 	fs.BoolVar(&c.WebhookDispatch, "webhook-dispatch", env("CHARGENET_WEBHOOK_DISPATCH", "true") != "false",
 		"run the webhook dispatcher in this process; false leaves delivery to other replicas (env CHARGENET_WEBHOOK_DISPATCH)")
