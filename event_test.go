@@ -1,0 +1,83 @@
+package chargenet_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/gen"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCatalogueListsWhatIsProduced keeps the event type catalogue and the renderers
+// equal: every type listed is produced in every version listed, and nothing else.
+func TestCatalogueListsWhatIsProduced(t *testing.T) {
+	types, err := chargenet.EventTypes()
+	require.NoError(t, err)
+	listed := map[string][]string{}
+	for _, et := range types {
+		listed[et.Type] = et.APIVersions
+	}
+	rendered := map[string][]string{}
+	for typ, versions := range chargenet.Renderers {
+		for v := range versions {
+			rendered[typ] = append(rendered[typ], v)
+		}
+		slices.SortFunc(rendered[typ], chargenet.CompareVersions)
+	}
+	assert.Equal(t, listed, rendered)
+	assert.Contains(t, listed, chargenet.EventConnectorUpdated)
+	assert.Contains(t, listed, chargenet.EventStatusChanged)
+}
+
+// TestEventsMatchTheContract renders each event type in each version and validates the
+// body against the contract's WebhookEvent schema (the callback of createWebhook).
+func TestEventsMatchTheContract(t *testing.T) {
+	doc, err := gen.GetSpec()
+	require.NoError(t, err)
+	schema := doc.Components.Schemas["WebhookEvent"].Value
+	require.NotNil(t, schema)
+
+	inv := chargenet.DemoInventory(time.Now())
+	now := time.Now()
+	var events []chargenet.Event
+	for _, e := range inv.EVSEs[:8] { // AC and DC, with and without errors, a deleted connector (1004)
+		for _, c := range e.Connectors {
+			ev, err := chargenet.NewConnectorUpdatedEvent(&e, c.ID, now)
+			require.NoError(t, err)
+			events = append(events, ev)
+		}
+		n := &chargenet.StatusNotification{ChargeboxID: e.ChargeboxID, ConnectorID: 1, Status: "Faulted", ErrorCode: "GroundFailure", Timestamp: now}
+		ev, err := chargenet.NewStatusChangedEvent(&e, chargenet.StatusAvailable, n, now)
+		require.NoError(t, err)
+		events = append(events, ev)
+	}
+	for _, ev := range events {
+		for v := range chargenet.Renderers[ev.Type] {
+			body, err := ev.Render(v)
+			require.NoError(t, err)
+			var doc any
+			require.NoError(t, json.Unmarshal(body, &doc))
+			assert.NoError(t, schema.VisitJSON(doc), "%s %s: %s", ev.Type, v, body)
+			var head struct {
+				Type      string    `json:"type"`
+				Timestamp time.Time `json:"timestamp"`
+			}
+			require.NoError(t, json.Unmarshal(body, &head))
+			assert.Equal(t, ev.Type, head.Type)
+			assert.True(t, head.Timestamp.Equal(now), "timestamp is the change's time")
+		}
+	}
+	_, err = events[0].Render("9.9")
+	assert.Error(t, err, "a version without a renderer")
+
+	bad := chargenet.Event{ID: "evt_x", Type: chargenet.EventConnectorUpdated, Time: now, Data: json.RawMessage(`{"uid": "not a number"}`)}
+	body, err := bad.Render("1.0")
+	require.NoError(t, err)
+	var v any
+	require.NoError(t, json.Unmarshal(body, &v))
+	assert.Error(t, schema.VisitJSON(v), "the schema check can fail")
+}
