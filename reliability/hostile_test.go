@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -148,6 +149,8 @@ func hostileCorpus(t *testing.T, evseCursor string) []hostile {
 	foreign := page.Next
 
 	patch := "/v2/evses/1002/connectors/1"
+	hooks, ingest := "/emsp/v1/webhooks", "/internal/v1/chargeboxes/501/status-notifications"
+	sub := `{"type": "evse.status.changed"}`
 	ok := []byte(`{"maxVoltage": 500}`)
 	longKey := strings.Repeat("k", 4000)
 	deep := []byte(strings.Repeat("[", 100000) + strings.Repeat("]", 100000))
@@ -217,7 +220,35 @@ func hostileCorpus(t *testing.T, evseCursor string) []hostile {
 		{name: "cursor tampered", method: "GET", path: "/v2/evses?cursor=" + tamper(evseCursor), status: 400},
 		{name: "cursor garbage", method: "GET", path: "/v2/evses?cursor=%00%ff", status: 400},
 		{name: "cursor empty", method: "GET", path: "/v2/evses?cursor=", status: 400},
+		// webhooks: nothing refused may create a subscription
+		{name: "webhook to loopback", method: "POST", path: hooks, body: hook("https://127.0.0.1:8080/v2/evses", sub), status: 400},
+		{name: "webhook to cloud metadata", method: "POST", path: hooks, body: hook("https://169.254.169.254/latest/meta-data/", sub), status: 400},
+		{name: "webhook to localhost", method: "POST", path: hooks, body: hook("https://localhost./x", sub), status: 400},
+		{name: "webhook to IPv6 mapped private", method: "POST", path: hooks, body: hook("https://[::ffff:192.168.1.1]/x", sub), status: 400},
+		{name: "webhook over http", method: "POST", path: hooks, body: hook("http://emsp.example.com/x", sub), status: 400},
+		{name: "webhook file URL", method: "POST", path: hooks, body: hook("file:///etc/passwd", sub), status: 400},
+		{name: "webhook gopher URL", method: "POST", path: hooks, body: hook("gopher://emsp.example.com:70/", sub), status: 400},
+		{name: "webhook javascript URL", method: "POST", path: hooks, body: hook("javascript:alert(1)", sub), status: 400},
+		{name: "webhook credentials in URL", method: "POST", path: hooks, body: hook("https://admin:admin@emsp.example.com/", sub), status: 400},
+		{name: "webhook URL over 2048", method: "POST", path: hooks, body: hook("https://emsp.example.com/"+strings.Repeat("a", 3000), sub), status: 400},
+		{name: "webhook unknown type", method: "POST", path: hooks, body: hook("https://emsp.example.com/x", `{"type": "evse.*"}`), status: 400},
+		{name: "webhook 51 types", method: "POST", path: hooks, body: hook("https://emsp.example.com/x", strings.TrimSuffix(strings.Repeat(sub+",", 51), ",")), status: 400},
+		{name: "webhook with its own secret", method: "POST", path: hooks, body: []byte(`{"url": "https://emsp.example.com/x", "secret": "whsec_AAAA", "event_types": [` + sub + `]}`), status: 400},
+		{name: "webhook duplicate url key", method: "POST", path: hooks, body: []byte(`{"url": "https://emsp.example.com/x", "url": "https://127.0.0.1/", "event_types": [` + sub + `]}`), status: 400},
+		{name: "webhook id traversal", method: "GET", path: hooks + "/wh_..%2F..%2Fevents", status: 404},
+		{name: "webhook id injection", method: "DELETE", path: hooks + "/wh_%27%20OR%201=1--", status: 400},
+		{name: "webhook unknown", method: "DELETE", path: hooks + "/wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z", status: 404},
+		{name: "webhook patch unknown", method: "PATCH", path: hooks + "/wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z", body: []byte(`{"enabled": true}`), status: 404},
+		{name: "deliveries with an EVSE cursor", method: "GET", path: hooks + "/wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z/deliveries?cursor=" + evseCursor, status: 400},
+		// ingestion takes only ingest keys
+		{name: "status notification with a partner key", method: "POST", path: ingest, body: []byte(`{"connectorId": 1, "status": "Faulted", "errorCode": "GroundFailure"}`), status: 403},
+		{name: "status notification without key", method: "POST", path: ingest, body: []byte(`{"connectorId": 1, "status": "Faulted", "errorCode": "GroundFailure"}`), noKey: true, status: 403},
 	}
+}
+
+// hook is a webhook creation body.
+func hook(url, types string) []byte {
+	return []byte(fmt.Sprintf(`{"url": %q, "event_types": [%s]}`, url, types))
 }
 
 // tamper flips one character of the cursor's payload.
