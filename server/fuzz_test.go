@@ -57,7 +57,8 @@ func demoService(tb testing.TB, path string, cfg server.Config) (*echo.Echo, *sq
 	return e, store
 }
 
-// snapshot hashes every location and EVSE of the store, versions included.
+// snapshot hashes every location, EVSE and webhook (of devKey) of the store, versions
+// included.
 func (v *fuzzEnv) snapshot(tb testing.TB) [sha256.Size]byte {
 	tb.Helper()
 	ctx := context.Background()
@@ -77,6 +78,13 @@ func (v *fuzzEnv) snapshot(tb testing.TB) [sha256.Size]byte {
 	if err := enc.Encode(evses); err != nil {
 		tb.Fatal(err)
 	}
+	hooks, err := v.store.ListWebhooks(ctx, "env", chargenet.Seek[string]{Limit: 1000})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := enc.Encode(hooks); err != nil {
+		tb.Fatal(err)
+	}
 	var sum [sha256.Size]byte
 	copy(sum[:], h.Sum(nil))
 	return sum
@@ -84,7 +92,7 @@ func (v *fuzzEnv) snapshot(tb testing.TB) [sha256.Size]byte {
 
 // serve sends req and checks the fuzzing properties: never a 5xx, every exchange as the
 // contract documents it (a 4xx with a valid Error body), and a write that is not
-// answered 200 changes nothing in the store.
+// answered 2xx changes nothing in the store.
 func (v *fuzzEnv) serve(t *testing.T, req *http.Request) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -99,7 +107,7 @@ func (v *fuzzEnv) serve(t *testing.T, req *http.Request) *httptest.ResponseRecor
 		return rec // reads write nothing; FuzzPatchBody checks that rejected writes do not
 	}
 	after := v.snapshot(t)
-	if rec.Code != http.StatusOK && after != v.state {
+	if rec.Code >= 300 && after != v.state {
 		t.Fatalf("%s %s answered %d but changed the store", req.Method, req.URL, rec.Code)
 	}
 	v.state = after
@@ -143,6 +151,78 @@ func FuzzPatchBody(f *testing.F) {
 		if rec.Code == http.StatusOK && !json.Valid(body) {
 			t.Fatalf("PATCH %s accepted a body that is not JSON: %q", target, body)
 		}
+	})
+}
+
+// FuzzStatusNotification sends arbitrary status notification bodies and charge box ids
+// with an ingest key.
+func FuzzStatusNotification(f *testing.F) {
+	v := newFuzzEnv(f)
+	const ingest = "fuzz-ingest-key-0123456789"
+	if err := v.store.CreateAPIKey(context.Background(), chargenet.APIKey{Name: "ingest", Hash: chargenet.HashAPIKey(ingest),
+		Scope: chargenet.ScopeIngest, CreatedAt: time.Now()}); err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []struct{ box, body string }{
+		{"501", `{"connectorId": 1, "status": "Faulted", "errorCode": "GroundFailure", "info": "x", "vendorErrorCode": "E1"}`},
+		{"501", `{"connectorId": 0, "status": "Available", "errorCode": "NoError", "timestamp": "2030-01-01T00:00:00Z"}`},
+		{"502", `{"connectorId": 7, "status": "Charging", "errorCode": "NoError"}`},
+		{"501", `{"connectorId": 99, "status": "Charging", "errorCode": "NoError"}`},
+		{"9999", `{"connectorId": 1, "status": "Charging", "errorCode": "NoError"}`},
+		{"501", `{"connectorId": -1, "status": "Charging", "errorCode": "NoError"}`},
+		{"501", `{"connectorId": 1, "status": "Sleeping", "errorCode": "NoError"}`},
+		{"501", `{"connectorId": 1, "status": "Charging", "errorCode": "NoError", "timestamp": "1999-13-01"}`},
+		{"0", `{}`},
+	} {
+		f.Add(s.box, []byte(s.body))
+	}
+	f.Fuzz(func(t *testing.T, box string, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/internal/v1/chargeboxes/"+url.PathEscape(box)+"/status-notifications", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+ingest)
+		req.Header.Set("Content-Type", "application/json")
+		v.serve(t, req)
+	})
+}
+
+// FuzzWebhookCreate sends arbitrary webhook creation bodies. An accepted one must
+// name an https URL on a public host (the fuzz service has no development flag); it is
+// deleted again so that the store stays small.
+func FuzzWebhookCreate(f *testing.F) {
+	v := newFuzzEnv(f)
+	for _, body := range []string{
+		`{"url": "https://emsp.example.com/hooks", "event_types": [{"type": "evse.connector.updated"}]}`,
+		`{"url": "https://8.8.8.8/h", "description": "d", "event_types": [{"type": "evse.status.changed", "api_version": "1.0"}]}`,
+		`{"url": "https://127.0.0.1/h", "event_types": [{"type": "evse.status.changed"}]}`,
+		`{"url": "https://[::ffff:10.0.0.1]/h", "event_types": [{"type": "evse.status.changed"}]}`,
+		`{"url": "http://emsp.example.com/h", "event_types": [{"type": "evse.status.changed"}]}`,
+		`{"url": "https://emsp.example.com/h", "event_types": [{"type": "evse.status.changed", "api_version": "latest"}, {"type": "evse.status.changed"}]}`,
+		`{"url": "https://emsp.example.com/h", "event_types": []}`,
+		`{"url": "https://u:p@emsp.example.com/h", "event_types": [{"type": "evse.status.changed"}]}`,
+	} {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/emsp/v1/webhooks", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+devKey)
+		req.Header.Set("Content-Type", "application/json")
+		rec := v.serve(t, req)
+		if rec.Code != http.StatusCreated {
+			return
+		}
+		var w struct {
+			ID  string `json:"id"`
+			URL string `json:"url"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &w); err != nil {
+			t.Fatal(err)
+		}
+		if err := chargenet.CheckWebhookURL(w.URL, false); err != nil {
+			t.Fatalf("accepted a webhook URL the rules refuse: %q: %v", w.URL, err)
+		}
+		if err := v.store.DeleteWebhook(context.Background(), "env", w.ID); err != nil {
+			t.Fatal(err)
+		}
+		v.state = v.snapshot(t)
 	})
 }
 
