@@ -55,6 +55,13 @@ func TestEventsMatchTheContract(t *testing.T) {
 		require.NoError(t, err)
 		events = append(events, ev)
 	}
+	// A connector without tariffs still has the required tariffIds array.
+	bare := inv.EVSEs[0]
+	bare.Connectors = slices.Clone(bare.Connectors)
+	bare.Connectors[0].TariffIDs = nil
+	ev, err := chargenet.NewConnectorUpdatedEvent(&bare, bare.Connectors[0].ID, now)
+	require.NoError(t, err)
+	events = append(events, ev)
 	for _, ev := range events {
 		for v := range chargenet.Renderers[ev.Type] {
 			body, err := ev.Render(v)

@@ -75,6 +75,7 @@ func TestPublicAddr(t *testing.T) {
 		"100.100.100.100": false, "224.0.0.1": false, "255.255.255.255": false, "198.18.0.1": false, "192.0.2.1": false,
 		"::1": false, "::": false, "fd12::1": false, "fe80::1": false, "ff02::1": false, "::ffff:127.0.0.1": false,
 		"2001:db8::1": false, "2002:a00:1::": false,
+		"::ffff:100.64.0.1": false, "::ffff:192.0.2.1": false, "::ffff:8.8.8.8": true, // IPv4-mapped: the IPv4 rules apply
 	} {
 		assert.Equal(t, want, chargenet.PublicAddr(netip.MustParseAddr(addr)), addr)
 	}
@@ -93,6 +94,14 @@ func TestResolveSubscriptions(t *testing.T) {
 	got, err = chargenet.ResolveSubscriptions(catalogue, []chargenet.Subscription{{Type: "evse.connector.updated", APIVersion: "1.0"}})
 	require.NoError(t, err)
 	assert.Equal(t, "1.0", got[0].APIVersion, "an older version stays as asked")
+
+	shipped, err := chargenet.EventTypes()
+	require.NoError(t, err)
+	for _, et := range shipped {
+		got, err := chargenet.ResolveSubscriptions(shipped, []chargenet.Subscription{{Type: et.Type, APIVersion: "latest"}})
+		require.NoError(t, err)
+		assert.Equal(t, []chargenet.Subscription{{Type: et.Type, APIVersion: et.Latest}}, got, "the shipped catalogue's latest")
+	}
 
 	tests := []struct {
 		name  string

@@ -164,6 +164,9 @@ func TestDeliverySigned(t *testing.T) {
 	assert.Equal(t, version, body.Data.Version)
 	assert.Equal(t, 42.0, body.Data.Connector.MaxElectricPower)
 	assert.WithinDuration(t, time.Now(), body.Timestamp, time.Minute)
+	var keys map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(d.body, &keys))
+	assert.Len(t, keys, 3, "the body is {type, timestamp, data}: %s", d.body)
 }
 
 func TestRetriesUntilSuccess(t *testing.T) {
@@ -183,12 +186,19 @@ func TestRetriesUntilSuccess(t *testing.T) {
 		assert.Equal(t, want, a[i].Outcome, "attempt %d", i+1)
 		assert.Equal(t, i+1, a[i].Attempt)
 	}
-	assert.Contains(t, a[0].Error, "500")
-	require.NotNil(t, a[0].NextAttemptAt)
-	assert.False(t, a[0].NextAttemptAt.Before(a[0].AttemptedAt.Add(20*time.Millisecond)), "the retry waits for the schedule")
+	for _, failed := range a[:2] {
+		assert.Contains(t, failed.Error, "500", "attempt %d", failed.Attempt)
+		assert.Equal(t, http.StatusInternalServerError, failed.HTTPStatus, "attempt %d", failed.Attempt)
+		if assert.NotNil(t, failed.NextAttemptAt, "attempt %d schedules a retry", failed.Attempt) {
+			assert.False(t, failed.NextAttemptAt.Before(failed.AttemptedAt.Add(20*time.Millisecond)), "the retry waits for the schedule")
+		}
+	}
+	assert.Nil(t, a[2].NextAttemptAt, "nothing after a success")
 	got := rcv.deliveries()
 	require.Len(t, got, 3)
-	assert.Equal(t, got[0].header.Get("webhook-id"), got[2].header.Get("webhook-id"), "every attempt carries the same webhook-id")
+	for _, d := range got {
+		assert.Equal(t, a[0].EventID, d.header.Get("webhook-id"), "every attempt carries the same webhook-id")
+	}
 }
 
 func TestRetriesExhausted(t *testing.T) {
@@ -198,12 +208,17 @@ func TestRetriesExhausted(t *testing.T) {
 	f.run(t, webhook.Config{AllowInsecure: true, Schedule: []time.Duration{20 * time.Millisecond}})
 	a := f.attempts(t, 2)
 	require.Len(t, a, 2)
+	assert.NotNil(t, a[0].NextAttemptAt, "the schedule's one retry")
 	assert.Nil(t, a[1].NextAttemptAt)
 	assert.Contains(t, a[1].Error, "given up")
 	ds, err := f.store.ClaimDeliveries(context.Background(), time.Now().Add(48*time.Hour), 10, time.Minute)
 	require.NoError(t, err)
 	assert.Empty(t, ds, "nothing left to deliver")
+	time.Sleep(60 * time.Millisecond) // a few polls: a bounded wait for what must not happen
 	assert.Len(t, rcv.deliveries(), 2)
+	a, err = f.store.ListDeliveryAttempts(context.Background(), "p", f.hook.ID, chargenet.Seek[int64]{Limit: 100})
+	require.NoError(t, err)
+	assert.Len(t, a, 2, "no third attempt")
 }
 
 func TestGoneDisables(t *testing.T) {
@@ -226,7 +241,7 @@ func TestGoneDisables(t *testing.T) {
 	assert.False(t, w.Enabled)
 	assert.Contains(t, w.DisabledReason, "410")
 
-	f.change(t, 46)
+	f.change(t, 46.5)
 	d.Notify()
 	time.Sleep(100 * time.Millisecond) // ten polls
 	assert.Len(t, rcv.deliveries(), 1, "nothing is sent to a disabled webhook")
@@ -238,6 +253,15 @@ func TestGoneDisables(t *testing.T) {
 	d.Notify()
 	a = f.attempts(t, 2)
 	assert.Equal(t, chargenet.OutcomeSucceeded, a[1].Outcome, "re-enabled: the waiting event is delivered")
+	got := rcv.deliveries()
+	require.Len(t, got, 2)
+	assert.NotEqual(t, got[0].header.Get("webhook-id"), got[1].header.Get("webhook-id"), "the later event, not the one answered 410")
+	assert.Equal(t, a[1].EventID, got[1].header.Get("webhook-id"))
+	assert.Contains(t, string(got[1].body), `"maxElectricPower":46.5`)
+	w, err = f.store.Webhook(context.Background(), "p", f.hook.ID)
+	require.NoError(t, err)
+	assert.True(t, w.Enabled)
+	assert.Empty(t, w.DisabledReason)
 }
 
 func TestTimeout(t *testing.T) {
@@ -255,6 +279,8 @@ func TestTimeout(t *testing.T) {
 	assert.Contains(t, a[0].Error, "timeout")
 	assert.Zero(t, a[0].HTTPStatus)
 	assert.Equal(t, chargenet.OutcomeSucceeded, a[1].Outcome)
+	assert.Equal(t, http.StatusOK, a[1].HTTPStatus)
+	assert.Len(t, rcv.deliveries(), 2)
 }
 
 func TestPrivateAddressRefused(t *testing.T) {
@@ -297,16 +323,30 @@ func TestSignDuringRotation(t *testing.T) {
 	}
 	sig, err := webhook.Sign(w, "evt_1", now, body)
 	require.NoError(t, err)
-	parts := strings.Fields(sig)
+	parts := strings.Split(sig, " ")
 	require.Len(t, parts, 2, "both secrets sign during the overlap")
-	for _, secret := range []string{w.Secret, w.PreviousSecret} {
+	verifier := func(secret string) *standardwebhooks.Webhook {
 		v, err := standardwebhooks.NewWebhook(secret)
 		require.NoError(t, err)
-		assert.NoError(t, v.Verify(body, header(sig)))
+		return v
 	}
-	sig, err = webhook.Sign(w, "evt_1", now.Add(2*time.Hour), body)
+	current, previous := verifier(w.Secret), verifier(w.PreviousSecret)
+	for i, v := range []*standardwebhooks.Webhook{current, previous} {
+		assert.True(t, strings.HasPrefix(parts[i], "v1,"), parts[i])
+		assert.NoError(t, v.Verify(body, header(parts[i])), "signature %d alone, with its secret", i)
+		assert.Error(t, v.Verify(body, header(parts[1-i])), "signature %d is not made with the other secret", 1-i)
+		assert.NoError(t, v.Verify(body, header(sig)), "the whole header")
+	}
+	later := now.Add(2 * time.Hour)
+	sig, err = webhook.Sign(w, "evt_1", later, body)
 	require.NoError(t, err)
-	assert.Len(t, strings.Fields(sig), 1, "after the overlap only the current secret signs")
+	require.Len(t, strings.Fields(sig), 1, "after the overlap only the current secret signs")
+	assert.True(t, strings.HasPrefix(sig, "v1,"), sig)
+	// Verify would refuse the future timestamp, so compare with the library's own
+	// signature made with the current secret.
+	want, err := current.Sign("evt_1", later, body)
+	require.NoError(t, err)
+	assert.Equal(t, want, sig, "signed with the current secret")
 	w.Secret = "whsec_not base64!"
 	_, err = webhook.Sign(w, "evt_1", now, body)
 	assert.Error(t, err)
