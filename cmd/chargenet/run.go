@@ -111,7 +111,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		return err
 	}
-	log := newLogger(stdout, cfg.LogLevel)
+	logs := newLogBuffer(stdout)
+	lctx, stopLogs := context.WithCancel(context.WithoutCancel(ctx))
+	flushed := make(chan struct{})
+	go func() { defer close(flushed); logs.run(lctx) }()
+	defer func() { stopLogs(); <-flushed }() // runs last: every line is written
+	log := slog.New(flushingHandler{newLogger(logs, cfg.LogLevel).Handler(), logs})
 	store, err := openStore(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("opening the database: %w", err)
