@@ -354,12 +354,19 @@ func (s *Store) applyGroup(group []*updateRequest) {
 		return
 	}
 	defer func() { _ = tx.Rollback() }()
+	// Whether a webhook takes the updates' events, read once for the group: the
+	// transaction holds the write lock, so no subscription can appear meanwhile.
+	var subscribed bool
+	if err := tx.StmtContext(ctx, s.subscribed).QueryRowContext(ctx, chargenet.EventConnectorUpdated).Scan(&subscribed); err != nil {
+		failAll(err)
+		return
+	}
 	for i, r := range group {
 		if err := r.ctx.Err(); err != nil {
 			results[i].err = err
 			continue
 		}
-		e, err := s.updateInTx(ctx, tx, r)
+		e, err := s.updateInTx(ctx, tx, r, subscribed)
 		var de *chargenet.Error
 		switch {
 		case err == nil:
@@ -380,7 +387,8 @@ func (s *Store) applyGroup(group []*updateRequest) {
 
 // updateInTx is one update of applyGroup (see UpdateConnector). Domain errors are
 // returned before anything is written.
-func (s *Store) updateInTx(ctx context.Context, tx *sql.Tx, r *updateRequest) (*chargenet.EVSE, error) {
+// When subscribed, it records the evse.connector.updated event in tx.
+func (s *Store) updateInTx(ctx context.Context, tx *sql.Tx, r *updateRequest, subscribed bool) (*chargenet.EVSE, error) {
 	rows, err := tx.StmtContext(ctx, s.evseForUpdate).QueryContext(ctx, r.uid)
 	if err != nil {
 		return nil, err
@@ -405,6 +413,9 @@ func (s *Store) updateInTx(ctx context.Context, tx *sql.Tx, r *updateRequest) (*
 		return nil, err
 	}
 	e.LastUpdated = r.now
+	if !subscribed {
+		return e, nil
+	}
 	ev, err := chargenet.NewConnectorUpdatedEvent(e, r.connectorID, r.now)
 	if err != nil {
 		return nil, err

@@ -71,6 +71,7 @@ type Store struct {
 	selectSetting   *sql.Stmt
 	insertEvent     *sql.Stmt
 	fanOut          *sql.Stmt
+	subscribed      *sql.Stmt
 
 	// The single writer of UpdateConnector (see writeLoop).
 	updates    chan *updateRequest
@@ -337,6 +338,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.selectSetting = p(s.write, `SELECT value FROM settings WHERE name = ?`)
 	s.insertEvent = p(s.write, insertEventQuery)
 	s.fanOut = p(s.write, fanOutQuery)
+	s.subscribed = p(s.write, `SELECT EXISTS (SELECT 1 FROM webhook_event_types WHERE type = ?)`)
 	return err
 }
 
