@@ -386,8 +386,8 @@ func (s *Store) applyGroup(group []*updateRequest) {
 }
 
 // updateInTx is one update of applyGroup (see UpdateConnector). Domain errors are
-// returned before anything is written.
-// When subscribed, it records the evse.connector.updated event in tx.
+// returned before anything is written. When subscribed (a webhook takes
+// evse.connector.updated), it records the update's event in tx.
 func (s *Store) updateInTx(ctx context.Context, tx *sql.Tx, r *updateRequest, subscribed bool) (*chargenet.EVSE, error) {
 	rows, err := tx.StmtContext(ctx, s.evseForUpdate).QueryContext(ctx, r.uid)
 	if err != nil {
