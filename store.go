@@ -57,7 +57,9 @@ type Store interface {
 	// RecordAttempts stores each attempt and settles its delivery, all in one
 	// transaction: a delivery is removed when its attempt succeeded or no retry is
 	// scheduled, otherwise due again at NextAttemptAt; OutcomeGone also disables the
-	// webhook. A delivery whose webhook was deleted meanwhile is dropped without error.
+	// webhook; when the attempt says the receiver is down (ReceiverDown), the webhook's
+	// other deliveries that are not leased become due no earlier than NextAttemptAt. A
+	// delivery whose webhook was deleted meanwhile is dropped without error.
 	RecordAttempts(ctx context.Context, records ...AttemptRecord) error
 
 	// Location returns the location with its EvseUIDs. ErrNotFound if there is none.
@@ -132,6 +134,15 @@ type DeliveryAttempt struct {
 	Error         string // empty on success
 	Duration      time.Duration
 	NextAttemptAt *time.Time // nil when no retry is scheduled
+}
+
+// ReceiverDown reports whether the attempt failed in a way that says the receiver as a
+// whole is unwell (no answer, a 5xx or 429) and a retry is scheduled. Then the
+// webhook's other pending deliveries wait for that retry too, instead of each being
+// tried against a receiver that is down.
+func (a *DeliveryAttempt) ReceiverDown() bool {
+	return a.Outcome == OutcomeFailed && a.NextAttemptAt != nil &&
+		(a.HTTPStatus == 0 || a.HTTPStatus >= 500 || a.HTTPStatus == 429)
 }
 
 // APIKey is a stored API key. Only its SHA-256 hash is kept.

@@ -478,6 +478,12 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 			return err
 		}
 	}
+	if a.ReceiverDown() {
+		if _, err := tx.Exec(ctx, `UPDATE outbox SET next_attempt_at = GREATEST(next_attempt_at, $1) WHERE webhook_id = $2 `+
+			`AND id <> $3 AND (leased_until IS NULL OR leased_until <= $4)`, next, d.Webhook.ID, d.ID, stamp(a.AttemptedAt)); err != nil {
+			return err
+		}
+	}
 	if a.NextAttemptAt == nil {
 		_, err = tx.Exec(ctx, `DELETE FROM outbox WHERE id = $1`, d.ID)
 	} else {

@@ -450,6 +450,13 @@ func recordAttempt(ctx context.Context, tx *sql.Tx, d *chargenet.Delivery, a *ch
 			return err
 		}
 	}
+	if a.ReceiverDown() {
+		// Text times of a fixed width compare like the times they hold.
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET next_attempt_at = MAX(next_attempt_at, ?) WHERE webhook_id = ? `+
+			`AND id <> ? AND (leased_until IS NULL OR leased_until <= ?)`, next, d.Webhook.ID, d.ID, formatTime(a.AttemptedAt)); err != nil {
+			return err
+		}
+	}
 	var err error
 	if a.NextAttemptAt == nil {
 		_, err = tx.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, d.ID)

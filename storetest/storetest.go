@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("SettingConcurrent", func(t *testing.T) { testSettingConcurrent(t, open) })
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
 	t.Run("Outbox", func(t *testing.T) { testOutbox(t, open) })
+	t.Run("OutboxReceiverDown", func(t *testing.T) { testReceiverDown(t, open) })
 	t.Run("StatusNotification", func(t *testing.T) { testStatusNotification(t, open) })
 	t.Run("Ping", func(t *testing.T) { testPing(t, open) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceledContext(t, open) })

@@ -277,6 +277,50 @@ func testOutbox(t *testing.T, open Opener) {
 	})
 }
 
+// testReceiverDown checks that a failure saying the receiver is down (no answer, 5xx,
+// 429) holds back the webhook's other pending deliveries until its retry, and that a
+// failure of one message (a 4xx) does not.
+func testReceiverDown(t *testing.T, open Opener) {
+	s, _ := demoStore(t, open)
+	ctx := t.Context()
+	start := now()
+	w := newWebhook("p", start, chargenet.EventConnectorUpdated)
+	require.NoError(t, s.CreateWebhook(ctx, &w))
+	update := func(p float64, at time.Time) {
+		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", at)
+		require.NoError(t, err)
+	}
+	claimOne := func(at time.Time) chargenet.Delivery {
+		ds, err := s.ClaimDeliveries(ctx, at, 1, time.Minute)
+		require.NoError(t, err)
+		require.Len(t, ds, 1)
+		return ds[0]
+	}
+	fail := func(d chargenet.Delivery, status int, at, next time.Time) {
+		require.NoError(t, s.RecordAttempts(ctx, chargenet.AttemptRecord{Delivery: &d, Attempt: &chargenet.DeliveryAttempt{
+			Attempt: d.Attempt, AttemptedAt: at, Outcome: chargenet.OutcomeFailed, HTTPStatus: status, NextAttemptAt: &next}}))
+	}
+
+	for _, p := range []float64{31, 32, 33} {
+		update(p, start)
+	}
+	first := claimOne(start)
+	retry := start.Add(5 * time.Minute)
+	fail(first, 503, start, retry)
+	assert.Empty(t, claimAll(t, s, start.Add(time.Minute)), "the other two wait for the retry of a receiver that answered 503")
+	ds := claimAndAck(t, s, retry)
+	assert.Len(t, ds, 3, "all three are due at the retry")
+
+	t2 := retry.Add(time.Hour)
+	update(34, t2)
+	update(35, t2)
+	one := claimOne(t2)
+	fail(one, 400, t2, t2.Add(5*time.Minute))
+	ds = claimAll(t, s, t2.Add(time.Second))
+	require.Len(t, ds, 1, "a 400 is about one message: the other delivery is still due")
+	assert.NotEqual(t, one.ID, ds[0].ID)
+}
+
 func testStatusNotification(t *testing.T, open Opener) {
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
