@@ -332,14 +332,20 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, owner, id, secret strin
 // "webhookId" if owner has none with this id; other errors are wrapped driver errors,
 // wrapping chargenet.ErrUnavailable if the database cannot be reached.
 func (s *Store) DeleteWebhook(ctx context.Context, owner, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM webhooks WHERE id = $1 AND owner = $2`, id, owner)
-	if err != nil {
-		return s.wrap("delete webhook", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return webhookNotFound(id)
-	}
-	return nil
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM webhooks WHERE id = $1 AND owner = $2`, id, owner)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return webhookNotFound(id)
+		}
+		// Its pending deliveries went with it: drop the events no delivery waits for
+		// (also any an earlier race between two recorders left behind).
+		_, err = tx.Exec(ctx, `DELETE FROM events e WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id)`)
+		return err
+	})
+	return s.wrap("delete webhook", err)
 }
 
 // ListDeliveryAttempts reads one keyset slice of the attempts of owner's webhook (see
@@ -485,7 +491,11 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 		}
 	}
 	if a.NextAttemptAt == nil {
-		_, err = tx.Exec(ctx, `DELETE FROM outbox WHERE id = $1`, d.ID)
+		if _, err = tx.Exec(ctx, `DELETE FROM outbox WHERE id = $1`, d.ID); err != nil {
+			return err
+		}
+		// An event is kept while a delivery of it is pending; the attempts keep its id.
+		_, err = tx.Exec(ctx, `DELETE FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM outbox WHERE event_id = $1)`, d.Event.ID)
 	} else {
 		_, err = tx.Exec(ctx, `UPDATE outbox SET next_attempt_at = $1, leased_until = NULL WHERE id = $2`, next, d.ID)
 	}

@@ -11,3 +11,9 @@ func (s *Store) PragmaForTest(ctx context.Context, name string) (write, read str
 	err = s.read.QueryRowContext(ctx, "PRAGMA "+name).Scan(&read)
 	return write, read, err
 }
+
+// CountForTest returns the number of rows of a table.
+func (s *Store) CountForTest(ctx context.Context, table string) (n int, err error) {
+	err = s.write.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n)
+	return n, err
+}

@@ -426,3 +426,57 @@ func BenchmarkUpdateConnectorSubscribed(b *testing.B) {
 		}
 	})
 }
+
+// TestEventsKeptWhilePending checks that an event row lives exactly as long as a
+// delivery of it is pending.
+func TestEventsKeptWhilePending(t *testing.T) {
+	s := MustOpenDB(t)
+	ctx := t.Context()
+	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
+	now := time.Now()
+	var hooks []string
+	for range 2 {
+		w := &chargenet.Webhook{ID: chargenet.NewID("wh_", now), Owner: "p", URL: "https://example.com/", Enabled: true,
+			Secret: chargenet.NewWebhookSecret(), CreatedAt: now, UpdatedAt: now,
+			Subscriptions: []chargenet.Subscription{{Type: chargenet.EventConnectorUpdated, APIVersion: "1.0"}}}
+		require.NoError(t, s.CreateWebhook(ctx, w))
+		hooks = append(hooks, w.ID)
+	}
+	count := func(table string) int {
+		n, err := s.CountForTest(ctx, table)
+		require.NoError(t, err)
+		return n
+	}
+	for _, p := range []float64{10, 11} {
+		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", now)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 2, count("events"))
+	assert.Equal(t, 4, count("outbox"))
+	ds, err := s.ClaimDeliveries(ctx, now, 10, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, ds, 4)
+	for i := range ds {
+		if ds[i].Webhook.ID == hooks[0] {
+			require.NoError(t, s.RecordAttempts(ctx, chargenet.AttemptRecord{Delivery: &ds[i], Attempt: &chargenet.DeliveryAttempt{
+				Attempt: 1, AttemptedAt: now, Outcome: chargenet.OutcomeSucceeded, HTTPStatus: 200}}))
+		}
+	}
+	assert.Equal(t, 2, count("events"), "the other webhook's deliveries are pending")
+	require.NoError(t, s.DeleteWebhook(ctx, "p", hooks[1]))
+	assert.Equal(t, 0, count("outbox"))
+	assert.Equal(t, 0, count("events"), "no delivery waits for them any more")
+	attempts, err := s.ListDeliveryAttempts(ctx, "p", hooks[0], chargenet.Seek[int64]{Limit: 10})
+	require.NoError(t, err)
+	assert.Len(t, attempts, 2, "the attempts stay")
+	for _, p := range []float64{12} {
+		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", now)
+		require.NoError(t, err)
+	}
+	ds, err = s.ClaimDeliveries(ctx, now, 10, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	require.NoError(t, s.RecordAttempts(ctx, chargenet.AttemptRecord{Delivery: &ds[0], Attempt: &chargenet.DeliveryAttempt{
+		Attempt: 1, AttemptedAt: now, Outcome: chargenet.OutcomeFailed, HTTPStatus: 500, Error: "x"}}))
+	assert.Equal(t, 0, count("events"), "given up: the event goes")
+}

@@ -281,7 +281,9 @@ func (s *Store) DeleteWebhook(ctx context.Context, owner, id string) error {
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return errors.Join(err, webhookNotFound(id))
 		}
-		return nil
+		// Its pending deliveries went with it: drop the events no delivery waits for.
+		_, err = tx.ExecContext(ctx, `DELETE FROM events WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = events.id)`)
+		return err
 	})
 	return wrap("delete webhook", err)
 }
@@ -459,7 +461,12 @@ func recordAttempt(ctx context.Context, tx *sql.Tx, d *chargenet.Delivery, a *ch
 	}
 	var err error
 	if a.NextAttemptAt == nil {
-		_, err = tx.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, d.ID)
+		if _, err = tx.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, d.ID); err != nil {
+			return err
+		}
+		// An event is kept while a delivery of it is pending; the attempts keep its id.
+		_, err = tx.ExecContext(ctx, `DELETE FROM events WHERE id = ? AND NOT EXISTS (SELECT 1 FROM outbox WHERE event_id = ?)`,
+			d.Event.ID, d.Event.ID)
 	} else {
 		_, err = tx.ExecContext(ctx, `UPDATE outbox SET next_attempt_at = ?, leased_until = NULL WHERE id = ?`, next, d.ID)
 	}
