@@ -1,6 +1,7 @@
 package chargenet
 
 import (
+	"encoding/json"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,41 @@ type Location struct {
 	TimeZone    string // IANA name
 	EvseUIDs    []int64
 	LastUpdated time.Time
+}
+
+// LocationJSON returns l as the contract's Location object, encoded exactly as the
+// server encodes it (a test keeps the two equal byte for byte), so that a store can keep
+// it beside the row and a page can be sent without decoding and encoding it again.
+func LocationJSON(l *Location) ([]byte, error) {
+	uids := l.EvseUIDs
+	if uids == nil {
+		uids = []int64{}
+	}
+	// Fields in the order of the generated model (gen.Location), which json.Marshal
+	// follows.
+	return json.Marshal(struct {
+		Address     string `json:"address"`
+		City        string `json:"city"`
+		Coordinates struct {
+			Latitude  float64 `json:"latitude"`
+			Longitude float64 `json:"longitude"`
+		} `json:"coordinates"`
+		Country     string    `json:"country"`
+		EvseUids    []int64   `json:"evseUids"`
+		ID          string    `json:"id"`
+		LastUpdated time.Time `json:"lastUpdated"`
+		Name        string    `json:"name"`
+		PostalCode  string    `json:"postalCode,omitempty"`
+		TimeZone    string    `json:"timeZone"`
+	}{
+		Address: l.Address, City: l.City,
+		Coordinates: struct {
+			Latitude  float64 `json:"latitude"`
+			Longitude float64 `json:"longitude"`
+		}{l.Latitude, l.Longitude},
+		Country: l.Country, EvseUids: uids, ID: l.ID, LastUpdated: l.LastUpdated.UTC(), Name: l.Name,
+		PostalCode: l.PostalCode, TimeZone: l.TimeZone,
+	})
 }
 
 var (

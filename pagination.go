@@ -23,6 +23,12 @@ const (
 	ListWebhooks  = "webhooks"
 )
 
+// appendOnly are the lists whose items are never removed: no operation deletes a
+// location or an EVSE (a deleted connector stays, marked). A forward cursor's key is
+// then always an item that still precedes the page, and Paginate needs no read to know
+// that a previous page exists. A list whose items can be deleted must not be here.
+var appendOnly = map[string]bool{ListLocations: true, ListEVSEs: true}
+
 // CursorCodec signs and checks pagination cursors. A cursor is
 // base64url(JSON{list, key, direction}) "." base64url(HMAC-SHA256(secret, JSON)), so a
 // client can neither forge a position nor reuse a cursor on another list. Replicas that
@@ -145,7 +151,11 @@ func Paginate[T any, K int64 | string](ctx context.Context, codec *CursorCodec, 
 			page.HasMore = true
 			page.Next = codec.encode(list, key(&items[len(items)-1]), false)
 		}
-		if seek.HasKey { // reached through a cursor: there may be items before
+		if seek.HasKey && len(items) > 0 && appendOnly[list] {
+			// The cursor's key is an item of this list, before this page, and it is
+			// still there: no need to look.
+			page.Previous = codec.encode(list, key(&items[0]), true)
+		} else if seek.HasKey { // reached through a cursor: there may be items before
 			boundary := seek.Key
 			if len(items) > 0 {
 				boundary = key(&items[0])

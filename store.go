@@ -88,6 +88,21 @@ type Store interface {
 	Close() error
 }
 
+// LocationDocs is implemented by stores that keep each location's contract JSON
+// (LocationJSON) up to date beside its row: a page of locations is then read as stored
+// bytes and sent without decoding and encoding each location.
+type LocationDocs interface {
+	// ListLocationDocs reads one keyset slice of locations ordered by ID, like
+	// Store.ListLocations, as their JSON.
+	ListLocationDocs(ctx context.Context, seek Seek[string]) ([]LocationDoc, error)
+}
+
+// LocationDoc is a location's ID and its contract JSON.
+type LocationDoc struct {
+	ID   string
+	JSON []byte
+}
+
 // Seek describes one keyset read of a list: at most Limit items, in ascending key order
 // after After when Backward is false, or in descending key order before After when
 // Backward is true. Without a key (HasKey false) the read starts at the first item

@@ -151,13 +151,56 @@ func (b encodedEventTypes) VisitListEventTypesResponse(w http.ResponseWriter) er
 	return err
 }
 
+// locationDocPage is the 200 response of ListLocations built from stored location JSON:
+// the contract's LocationPage, as the generated response would encode it.
+type locationDocPage struct {
+	items      []chargenet.LocationDoc
+	pagination gen.Pagination
+}
+
+// VisitListLocationsResponse writes {"data": [...], "pagination": {...}}.
+func (p locationDocPage) VisitListLocationsResponse(w http.ResponseWriter) error {
+	pg, err := json.Marshal(p.pagination)
+	if err != nil {
+		return err
+	}
+	n := len(`{"data":[],"pagination":}`) + len(pg) + 2
+	for _, it := range p.items {
+		n += len(it.JSON) + 1
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, `{"data":[`...)
+	for i, it := range p.items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, it.JSON...)
+	}
+	buf = append(buf, `],"pagination":`...)
+	buf = append(buf, pg...)
+	buf = append(buf, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(buf)
+	return err
+}
+
 // ListEventTypes answers GET /emsp/v1/webhooks/event_types from the embedded catalogue.
 func (s *Server) ListEventTypes(context.Context, gen.ListEventTypesRequestObject) (gen.ListEventTypesResponseObject, error) {
 	return s.eventTypes, nil
 }
 
-// ListLocations answers GET /v1/locations with one page.
+// ListLocations answers GET /v1/locations with one page: from the stored JSON of each
+// location when the store keeps it (chargenet.LocationDocs), else by encoding them.
 func (s *Server) ListLocations(ctx context.Context, req gen.ListLocationsRequestObject) (gen.ListLocationsResponseObject, error) {
+	if docs, ok := s.store.(chargenet.LocationDocs); ok {
+		page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListLocations, deref(req.Params.Cursor), limit(req.Params.Limit),
+			docs.ListLocationDocs, func(d *chargenet.LocationDoc) string { return d.ID })
+		if err != nil {
+			return nil, err
+		}
+		return locationDocPage{items: page.Items, pagination: pagination(page)}, nil
+	}
 	page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListLocations, deref(req.Params.Cursor), limit(req.Params.Limit),
 		s.store.ListLocations, func(l *chargenet.Location) string { return l.ID })
 	if err != nil {

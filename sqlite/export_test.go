@@ -17,3 +17,10 @@ func (s *Store) CountForTest(ctx context.Context, table string) (n int, err erro
 	err = s.write.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n)
 	return n, err
 }
+
+// ClearLocationDocsForTest removes the stored JSON of every location, as a database of
+// an earlier version has none.
+func (s *Store) ClearLocationDocsForTest(ctx context.Context) error {
+	_, err := s.write.ExecContext(ctx, `UPDATE locations SET doc = NULL`)
+	return err
+}

@@ -54,6 +54,7 @@ type Store struct {
 	evses        [2][2]*sql.Stmt // [backward][hasKey]
 	location     *sql.Stmt
 	locations    [2][2]*sql.Stmt // [backward][hasKey]
+	locationDocs [2][2]*sql.Stmt // [backward][hasKey]
 	apiKeyByHash *sql.Stmt
 
 	// Write statements, prepared on write (its only connection, so a transaction
@@ -135,6 +136,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.read.SetMaxIdleConns(n)
 	}
 	if err := s.migrateWhenFree(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := s.fillLocationDocs(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -320,6 +325,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		for _, hasKey := range []bool{false, true} {
 			s.evses[b2i(backward)][b2i(hasKey)] = p(s.read, listEVSEsQuery(backward, hasKey))
 			s.locations[b2i(backward)][b2i(hasKey)] = p(s.read, listLocationsQuery(backward, hasKey))
+			s.locationDocs[b2i(backward)][b2i(hasKey)] = p(s.read, listLocationDocsQuery(backward, hasKey))
 		}
 	}
 
@@ -328,7 +334,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	for mask := 1; mask < len(s.patch); mask++ {
 		s.patch[mask] = p(s.write, patchQuery(mask))
 	}
-	s.insertLocation = p(s.write, `INSERT INTO locations (`+locationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	s.insertLocation = p(s.write, `INSERT INTO locations (`+locationColumns+`, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	s.insertEVSE = p(s.write, `INSERT INTO evses (`+evseColumns+`) VALUES (?, ?, ?, ?, ?, ?, 1)`)
 	s.insertConnector = p(s.write, `INSERT INTO connectors (`+connectorColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	s.insertAPIKey = p(s.write, `INSERT INTO api_keys (name, hash, scope, created_at) VALUES (?, ?, ?, ?)`)

@@ -480,3 +480,55 @@ func TestEventsKeptWhilePending(t *testing.T) {
 		Attempt: 1, AttemptedAt: now, Outcome: chargenet.OutcomeFailed, HTTPStatus: 500, Error: "x"}}))
 	assert.Equal(t, 0, count("events"), "given up: the event goes")
 }
+
+// TestLocationDocs checks that the stored JSON of every location is what
+// chargenet.LocationJSON makes of the location as read, after an import that adds
+// EVSEs to existing locations, and after reopening a database whose rows have none.
+func TestLocationDocs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "docs.db")
+	ctx := t.Context()
+	s, err := sqlite.Open(ctx, path)
+	require.NoError(t, err)
+	inv := chargenet.DemoInventory(time.Now())
+	require.NoError(t, s.Import(ctx, inv))
+	extra := inv.EVSEs[0]
+	extra.UID, extra.EvseID, extra.LocationID = 9001, "DE*CNT*E9001*1", "LOC-0007"
+	require.NoError(t, s.Import(ctx, &chargenet.Inventory{EVSEs: []chargenet.EVSE{extra}}))
+
+	check := func(s *sqlite.Store) {
+		t.Helper()
+		docs, err := s.ListLocationDocs(ctx, chargenet.Seek[string]{Limit: 1000})
+		require.NoError(t, err)
+		locs, err := s.ListLocations(ctx, chargenet.Seek[string]{Limit: 1000})
+		require.NoError(t, err)
+		require.Len(t, docs, len(locs))
+		for i := range locs {
+			want, err := chargenet.LocationJSON(&locs[i])
+			require.NoError(t, err)
+			assert.Equal(t, locs[i].ID, docs[i].ID)
+			assert.JSONEq(t, string(want), string(docs[i].JSON), locs[i].ID)
+		}
+		back, err := s.ListLocationDocs(ctx, chargenet.Seek[string]{Key: "LOC-0010", HasKey: true, Backward: true, Limit: 2})
+		require.NoError(t, err)
+		require.Len(t, back, 2)
+		assert.Equal(t, []string{"LOC-0009", "LOC-0008"}, []string{back[0].ID, back[1].ID})
+	}
+	check(s)
+	l, err := s.Location(ctx, "LOC-0007")
+	require.NoError(t, err)
+	assert.Contains(t, l.EvseUIDs, int64(9001))
+
+	require.NoError(t, s.ClearLocationDocsForTest(ctx))
+	n, err := s.CountForTest(ctx, "locations WHERE doc IS NULL")
+	require.NoError(t, err)
+	require.Equal(t, 120, n)
+	check(s) // read and encoded on the fly
+	require.NoError(t, s.Close())
+	s, err = sqlite.Open(ctx, path) // fills them in
+	require.NoError(t, err)
+	defer s.Close()
+	n, err = s.CountForTest(ctx, "locations WHERE doc IS NULL")
+	require.NoError(t, err)
+	assert.Zero(t, n, "Open filled them in")
+	check(s)
+}
