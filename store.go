@@ -97,6 +97,14 @@ type LocationDocs interface {
 	ListLocationDocs(ctx context.Context, seek Seek[string]) ([]LocationDoc, error)
 }
 
+// EVSEDocs is implemented by stores that keep each EVSE's contract JSON (EVSEJSON) up
+// to date beside its row, written in the transaction of every change.
+type EVSEDocs interface {
+	// EVSEDoc returns the EVSE's JSON and its Version, read in one snapshot.
+	// ErrNotFound if there is none.
+	EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error)
+}
+
 // LocationDoc is a location's ID and its contract JSON.
 type LocationDoc struct {
 	ID   string

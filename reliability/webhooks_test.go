@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -81,6 +82,8 @@ func (r *receiver) receipts(t *testing.T) []receipt {
 		return nil
 	}
 	require.NoError(t, err)
+	// The receiver may be appending a line right now: read complete lines only.
+	b = b[:bytes.LastIndexByte(b, '\n')+1]
 	var out []receipt
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		if line == "" {

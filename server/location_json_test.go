@@ -30,3 +30,23 @@ func TestLocationJSONMatchesTheServer(t *testing.T) {
 		assert.Equal(t, string(want), string(got), l.ID)
 	}
 }
+
+// TestEVSEJSONMatchesTheServer keeps chargenet.EVSEJSON byte for byte equal to the
+// server's own encoding of an EVSE.
+func TestEVSEJSONMatchesTheServer(t *testing.T) {
+	evses := chargenet.DemoInventory(time.Now()).EVSEs
+	odd := evses[3]
+	odd.LocationID = ""
+	odd.Connectors = append([]chargenet.Connector(nil), odd.Connectors...)
+	odd.Connectors[0].TariffIDs = nil
+	odd.Connectors[0].Error = &chargenet.ConnectorError{Code: "OtherError", Info: `<&> "q"`}
+	evses = append(evses, odd, chargenet.EVSE{UID: 7, EvseID: "DE*X*E7", ChargeboxID: 1, Status: chargenet.StatusUnknown})
+	for i := range evses {
+		e := &evses[i]
+		got, err := chargenet.EVSEJSON(e)
+		require.NoError(t, err)
+		want, err := json.Marshal(server.EVSEToAPI(e))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), "EVSE %d", e.UID)
+	}
+}

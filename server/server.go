@@ -151,6 +151,21 @@ func (b encodedEventTypes) VisitListEventTypesResponse(w http.ResponseWriter) er
 	return err
 }
 
+// evseDoc is the 200 response of GetEvse built from the EVSE's stored JSON.
+type evseDoc struct {
+	doc  []byte
+	etag string
+}
+
+// VisitGetEvseResponse writes the EVSE with its ETag.
+func (r evseDoc) VisitGetEvseResponse(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("ETag", r.etag)
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(append(r.doc, '\n'))
+	return err
+}
+
 // locationDocPage is the 200 response of ListLocations built from stored location JSON:
 // the contract's LocationPage, as the generated response would encode it.
 type locationDocPage struct {
@@ -236,8 +251,16 @@ func (s *Server) ListEvses(ctx context.Context, req gen.ListEvsesRequestObject) 
 	return out, nil
 }
 
-// GetEvse answers GET /v2/evses/{uid} with the EVSE and its ETag.
+// GetEvse answers GET /v2/evses/{uid} with the EVSE and its ETag: from its stored JSON
+// when the store keeps it (chargenet.EVSEDocs), else by encoding it.
 func (s *Server) GetEvse(ctx context.Context, req gen.GetEvseRequestObject) (gen.GetEvseResponseObject, error) {
+	if docs, ok := s.store.(chargenet.EVSEDocs); ok {
+		doc, version, err := docs.EVSEDoc(ctx, req.Uid)
+		if err != nil {
+			return nil, err
+		}
+		return evseDoc{doc: doc, etag: (&chargenet.EVSE{Version: version}).ETag()}, nil
+	}
 	e, err := s.store.EVSE(ctx, req.Uid)
 	if err != nil {
 		return nil, err

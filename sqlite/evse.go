@@ -409,10 +409,14 @@ func (s *Store) updateInTx(ctx context.Context, tx *sql.Tx, r *updateRequest, su
 	if _, err := tx.StmtContext(ctx, s.patch[mask]).ExecContext(ctx, args...); err != nil {
 		return nil, err
 	}
-	if err := tx.StmtContext(ctx, s.bumpVersion).QueryRowContext(ctx, formatTime(r.now), r.uid).Scan(&e.Version); err != nil {
+	e.LastUpdated = r.now
+	doc, err := chargenet.EVSEJSON(e)
+	if err != nil {
 		return nil, err
 	}
-	e.LastUpdated = r.now
+	if err := tx.StmtContext(ctx, s.bumpVersion).QueryRowContext(ctx, formatTime(r.now), string(doc), r.uid).Scan(&e.Version); err != nil {
+		return nil, err
+	}
 	if !subscribed {
 		return e, nil
 	}
@@ -425,3 +429,67 @@ func (s *Store) updateInTx(ctx context.Context, tx *sql.Tx, r *updateRequest, su
 	}
 	return e, nil
 }
+
+// EVSEDoc returns the EVSE's stored contract JSON (chargenet.EVSEJSON) and its Version,
+// read in one statement. An EVSE written by an older version without its JSON is read
+// and encoded instead. If there is no EVSE with this uid it returns an ErrNotFound
+// *chargenet.Error with Param "uid"; other errors are wrapped driver errors.
+func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
+	var doc sql.NullString
+	var version int64
+	err := s.evseDoc.QueryRowContext(ctx, uid).Scan(&doc, &version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, evseNotFound(uid)
+	}
+	if err != nil {
+		return nil, 0, wrap("evse doc", err)
+	}
+	if doc.Valid {
+		return []byte(doc.String), version, nil
+	}
+	e, err := s.EVSE(ctx, uid)
+	if err != nil {
+		return nil, 0, err
+	}
+	b, err := chargenet.EVSEJSON(e)
+	return b, e.Version, wrap("evse doc", err)
+}
+
+// fillEVSEDocs writes the JSON of every EVSE that has none (rows written before the
+// column existed), a thousand per transaction. Errors are wrapped driver errors.
+func (s *Store) fillEVSEDocs(ctx context.Context) error {
+	for {
+		n := 0
+		err := s.writeTx(ctx, func(tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, `WITH todo AS (SELECT uid FROM evses WHERE doc IS NULL ORDER BY uid LIMIT 1000) `+
+				`SELECT `+evseRowColumns+` FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid `+
+				`WHERE e.uid IN (SELECT uid FROM todo) ORDER BY e.uid, c.id`)
+			if err != nil {
+				return err
+			}
+			evses, err := scanEVSEs(rows, 1000)
+			if err != nil {
+				return err
+			}
+			for i := range evses {
+				doc, err := chargenet.EVSEJSON(&evses[i])
+				if err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE evses SET doc = ? WHERE uid = ?`, string(doc), evses[i].UID); err != nil {
+					return err
+				}
+			}
+			n = len(evses)
+			return nil
+		})
+		if err != nil {
+			return wrap("filling EVSE docs", err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+var _ chargenet.EVSEDocs = (*Store)(nil)

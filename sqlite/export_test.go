@@ -24,3 +24,9 @@ func (s *Store) ClearLocationDocsForTest(ctx context.Context) error {
 	_, err := s.write.ExecContext(ctx, `UPDATE locations SET doc = NULL`)
 	return err
 }
+
+// ClearEVSEDocsForTest removes the stored JSON of every EVSE.
+func (s *Store) ClearEVSEDocsForTest(ctx context.Context) error {
+	_, err := s.write.ExecContext(ctx, `UPDATE evses SET doc = NULL`)
+	return err
+}

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -83,7 +84,14 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 		}
 		e := &inv.EVSEs[i]
 		locID := sql.NullString{String: e.LocationID, Valid: e.LocationID != ""}
-		_, err := insEVSE.ExecContext(rowCtx, e.UID, e.EvseID, e.ChargeboxID, locID, string(e.Status), formatTime(e.LastUpdated))
+		sorted := *e // as it will be read: connectors in ascending id
+		sorted.Connectors = slices.Clone(e.Connectors)
+		slices.SortFunc(sorted.Connectors, func(a, b chargenet.Connector) int { return cmp.Compare(a.ID, b.ID) })
+		doc, err := chargenet.EVSEJSON(&sorted)
+		if err != nil {
+			return wrap(op, fmt.Errorf("evses[%d]: %w", i, err))
+		}
+		_, err = insEVSE.ExecContext(rowCtx, e.UID, e.EvseID, e.ChargeboxID, locID, string(e.Status), formatTime(e.LastUpdated), string(doc))
 		if err != nil {
 			switch constraintCode(err) {
 			case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:

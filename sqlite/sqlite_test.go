@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -528,6 +529,65 @@ func TestLocationDocs(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	n, err = s.CountForTest(ctx, "locations WHERE doc IS NULL")
+	require.NoError(t, err)
+	assert.Zero(t, n, "Open filled them in")
+	check(s)
+}
+
+// TestEVSEDocs checks that the stored JSON of an EVSE is what chargenet.EVSEJSON makes
+// of the EVSE as read, after import (connectors given out of order), updates and status
+// notifications, and after reopening a database whose rows have none.
+func TestEVSEDocs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "docs.db")
+	ctx := t.Context()
+	s, err := sqlite.Open(ctx, path)
+	require.NoError(t, err)
+	inv := chargenet.DemoInventory(time.Now())
+	slices.Reverse(inv.EVSEs[3].Connectors) // 1004: 4, 3, 2, 1
+	require.NoError(t, s.Import(ctx, inv))
+	e, err := s.EVSE(ctx, 1004)
+	require.NoError(t, err)
+	want, err := chargenet.EVSEJSON(e)
+	require.NoError(t, err)
+	doc, _, err := s.EVSEDoc(ctx, 1004)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(doc), "as imported, connectors in id order")
+	_, err = s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxVoltage: ptr(777.0)}, "", time.Now())
+	require.NoError(t, err)
+	_, err = s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 502, ConnectorID: 0, Status: "Faulted",
+		ErrorCode: "GroundFailure", Info: "i", Timestamp: time.Now()}, time.Now())
+	require.NoError(t, err)
+
+	check := func(s *sqlite.Store) {
+		t.Helper()
+		for uid := int64(1001); uid <= 1040; uid++ {
+			e, err := s.EVSE(ctx, uid)
+			require.NoError(t, err)
+			want, err := chargenet.EVSEJSON(e)
+			require.NoError(t, err)
+			doc, version, err := s.EVSEDoc(ctx, uid)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(doc), "EVSE %d", uid)
+			assert.Equal(t, e.Version, version)
+		}
+		_, _, err := s.EVSEDoc(ctx, 999999)
+		assert.ErrorIs(t, err, chargenet.ErrNotFound)
+	}
+	check(s)
+	doc, _, err = s.EVSEDoc(ctx, 1002)
+	require.NoError(t, err)
+	assert.Contains(t, string(doc), `"maxVoltage":777`)
+	doc, _, err = s.EVSEDoc(ctx, 1004)
+	require.NoError(t, err)
+	assert.Contains(t, string(doc), `"status":"OUTOFORDER"`)
+
+	require.NoError(t, s.ClearEVSEDocsForTest(ctx))
+	check(s) // read and encoded on the fly
+	require.NoError(t, s.Close())
+	s, err = sqlite.Open(ctx, path) // fills them in
+	require.NoError(t, err)
+	defer s.Close()
+	n, err := s.CountForTest(ctx, "evses WHERE doc IS NULL")
 	require.NoError(t, err)
 	assert.Zero(t, n, "Open filled them in")
 	check(s)

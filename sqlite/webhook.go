@@ -511,8 +511,12 @@ func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.Status
 			return err
 		}
 		for _, e := range plan.Changed {
-			if _, err := tx.ExecContext(ctx, `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ? WHERE uid = ?`,
-				string(e.Status), nullTime(e.StatusReportedAt), e.Version, formatTime(e.LastUpdated), e.UID); err != nil {
+			doc, err := chargenet.EVSEJSON(e)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ? WHERE uid = ?`,
+				string(e.Status), nullTime(e.StatusReportedAt), e.Version, formatTime(e.LastUpdated), string(doc), e.UID); err != nil {
 				return err
 			}
 			for i := range e.Connectors {
