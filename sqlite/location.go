@@ -27,14 +27,7 @@ const (
 // listLocationsQuery returns the keyset read of one slice of locations with their EVSE
 // uids, in one statement. Its parameters are the key (when hasKey) and the limit.
 func listLocationsQuery(backward, hasKey bool) string {
-	cmp, dir := ">", "ASC"
-	if backward {
-		cmp, dir = "<", "DESC"
-	}
-	where := ""
-	if hasKey {
-		where = "WHERE l.id " + cmp + " ? "
-	}
+	where, dir := keyset("l.id", backward, hasKey)
 	return `SELECT ` + locationRowColumns + ` FROM locations l ` + where + `ORDER BY l.id ` + dir + ` LIMIT ?`
 }
 
@@ -120,14 +113,7 @@ func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) 
 
 // listLocationDocsQuery is listLocationsQuery for the stored JSON of each location.
 func listLocationDocsQuery(backward, hasKey bool) string {
-	cmp, dir := ">", "ASC"
-	if backward {
-		cmp, dir = "<", "DESC"
-	}
-	where := ""
-	if hasKey {
-		where = "WHERE id " + cmp + " ? "
-	}
+	where, dir := keyset("id", backward, hasKey)
 	return `SELECT id, doc FROM locations ` + where + `ORDER BY id ` + dir + ` LIMIT ?`
 }
 

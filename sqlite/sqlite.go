@@ -361,6 +361,20 @@ func b2i(b bool) int {
 	return 0
 }
 
+// keyset returns the WHERE clause (empty without a key) and the ORDER BY direction of a
+// keyset read on column: the rows after the key in ascending order, or before it in
+// descending order when backward.
+func keyset(column string, backward, hasKey bool) (where, dir string) {
+	cmp, dir := ">", "ASC"
+	if backward {
+		cmp, dir = "<", "DESC"
+	}
+	if hasKey {
+		where = "WHERE " + column + " " + cmp + " ? "
+	}
+	return where, dir
+}
+
 // seekRows runs the keyset statement of sts that fits seek: sts[backward][hasKey], with
 // the key as first argument when there is one and the limit last.
 func seekRows[K int64 | string](ctx context.Context, sts *[2][2]*sql.Stmt, seek chargenet.Seek[K]) (*sql.Rows, error) {
