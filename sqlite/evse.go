@@ -424,8 +424,9 @@ func (s *Store) updateInTx(ctx context.Context, tx *sql.Tx, r *updateRequest, su
 }
 
 // EVSEDoc returns the EVSE's stored contract JSON (chargenet.EVSEJSON) and its Version,
-// read in one statement. An EVSE written by an older version without its JSON is read
-// and encoded instead. If there is no EVSE with this uid it returns an ErrNotFound
+// read in one statement. An EVSE whose JSON is missing or was written for another
+// version (a row changed by a program that does not keep it) is read and encoded
+// instead. If there is no EVSE with this uid it returns an ErrNotFound
 // *chargenet.Error with Param "uid"; other errors are wrapped driver errors.
 func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 	var doc sql.NullString
@@ -448,13 +449,15 @@ func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 	return b, e.Version, wrap("evse doc", err)
 }
 
-// fillEVSEDocs writes the JSON of every EVSE that has none (rows written before the
-// column existed), a thousand per transaction. Errors are wrapped driver errors.
+// fillEVSEDocs writes the JSON of every EVSE that has none or has one of another
+// version (rows written before the column existed, or by a program that does not keep
+// it), a thousand per transaction. Errors are wrapped driver errors.
 func (s *Store) fillEVSEDocs(ctx context.Context) error {
 	for {
 		n := 0
 		err := s.writeTx(ctx, func(tx *sql.Tx) error {
-			rows, err := tx.QueryContext(ctx, `WITH todo AS (SELECT uid FROM evses WHERE doc IS NULL ORDER BY uid LIMIT 1000) `+
+			rows, err := tx.QueryContext(ctx, `WITH todo AS (SELECT uid FROM evses WHERE doc IS NULL OR doc_version IS NOT version `+
+				`ORDER BY uid LIMIT 1000) `+
 				`SELECT `+evseRowColumns+` FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid `+
 				`WHERE e.uid IN (SELECT uid FROM todo) ORDER BY e.uid, c.id`)
 			if err != nil {
@@ -469,7 +472,7 @@ func (s *Store) fillEVSEDocs(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				if _, err := tx.ExecContext(ctx, `UPDATE evses SET doc = ? WHERE uid = ?`, string(doc), evses[i].UID); err != nil {
+				if _, err := tx.ExecContext(ctx, `UPDATE evses SET doc = ?, doc_version = version WHERE uid = ?`, string(doc), evses[i].UID); err != nil {
 					return err
 				}
 			}

@@ -30,3 +30,10 @@ func (s *Store) ClearEVSEDocsForTest(ctx context.Context) error {
 	_, err := s.write.ExecContext(ctx, `UPDATE evses SET doc = NULL`)
 	return err
 }
+
+// ChangeEVSEWithoutDocForTest changes an EVSE the way a program that does not keep
+// docs would: status and version, doc untouched.
+func (s *Store) ChangeEVSEWithoutDocForTest(ctx context.Context, uid int64, status string) error {
+	_, err := s.write.ExecContext(ctx, `UPDATE evses SET status = ?, version = version + 1 WHERE uid = ?`, status, uid)
+	return err
+}

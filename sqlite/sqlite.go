@@ -324,7 +324,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		return st
 	}
 	s.evse = p(s.read, evseByUIDQuery)
-	s.evseDoc = p(s.read, `SELECT doc, version FROM evses WHERE uid = ?`)
+	s.evseDoc = p(s.read, `SELECT CASE WHEN doc_version = version THEN doc END, version FROM evses WHERE uid = ?`)
 	s.location = p(s.read, locationByIDQuery)
 	s.apiKeyByHash = p(s.read, `SELECT name, hash, scope, created_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL`)
 	for _, backward := range []bool{false, true} {
@@ -336,12 +336,13 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 
 	s.evseForUpdate = p(s.write, evseByUIDQuery)
-	s.bumpVersion = p(s.write, `UPDATE evses SET version = version + 1, last_updated = ?, doc = ? WHERE uid = ? RETURNING version`)
+	s.bumpVersion = p(s.write, `UPDATE evses SET version = version + 1, last_updated = ?, doc = ?, doc_version = version + 1 `+
+		`WHERE uid = ? RETURNING version`)
 	for mask := 1; mask < len(s.patch); mask++ {
 		s.patch[mask] = p(s.write, patchQuery(mask))
 	}
 	s.insertLocation = p(s.write, `INSERT INTO locations (`+locationColumns+`, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	s.insertEVSE = p(s.write, `INSERT INTO evses (`+evseColumns+`, doc) VALUES (?, ?, ?, ?, ?, ?, 1, ?)`)
+	s.insertEVSE = p(s.write, `INSERT INTO evses (`+evseColumns+`, doc, doc_version) VALUES (?, ?, ?, ?, ?, ?, 1, ?, 1)`)
 	s.insertConnector = p(s.write, `INSERT INTO connectors (`+connectorColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	s.insertAPIKey = p(s.write, `INSERT INTO api_keys (name, hash, scope, created_at) VALUES (?, ?, ?, ?)`)
 	s.apiKeyNameTaken = p(s.write, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE name = ?)`)

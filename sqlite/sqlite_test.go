@@ -581,6 +581,11 @@ func TestEVSEDocs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(doc), `"status":"OUTOFORDER"`)
 
+	require.NoError(t, s.ChangeEVSEWithoutDocForTest(ctx, 1005, "PLANNED"))
+	check(s) // the doc of another version is not used
+	doc, _, err = s.EVSEDoc(ctx, 1005)
+	require.NoError(t, err)
+	assert.Contains(t, string(doc), `"status":"PLANNED"`)
 	require.NoError(t, s.ClearEVSEDocsForTest(ctx))
 	check(s) // read and encoded on the fly
 	require.NoError(t, s.Close())
@@ -590,5 +595,14 @@ func TestEVSEDocs(t *testing.T) {
 	n, err := s.CountForTest(ctx, "evses WHERE doc IS NULL")
 	require.NoError(t, err)
 	assert.Zero(t, n, "Open filled them in")
+	check(s)
+	require.NoError(t, s.ChangeEVSEWithoutDocForTest(ctx, 1006, "REMOVED"))
+	require.NoError(t, s.Close())
+	s, err = sqlite.Open(ctx, path) // rewrites the stale one
+	require.NoError(t, err)
+	defer s.Close()
+	n, err = s.CountForTest(ctx, "evses WHERE doc_version IS NOT version")
+	require.NoError(t, err)
+	assert.Zero(t, n, "Open rewrote the doc of another version")
 	check(s)
 }

@@ -515,8 +515,8 @@ func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.Status
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ? WHERE uid = ?`,
-				string(e.Status), nullTime(e.StatusReportedAt), e.Version, formatTime(e.LastUpdated), string(doc), e.UID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`,
+				string(e.Status), nullTime(e.StatusReportedAt), e.Version, formatTime(e.LastUpdated), string(doc), e.Version, e.UID); err != nil {
 				return err
 			}
 			for i := range e.Connectors {
