@@ -53,26 +53,6 @@ func (e *Event) Render(version string) ([]byte, error) {
 	}{e.Type, e.Time.UTC().Format(time.RFC3339Nano), data})
 }
 
-// connectorData is the contract's Connector schema.
-type connectorData struct {
-	ID               int64           `json:"id"`
-	Standard         Standard        `json:"standard"`
-	Format           Format          `json:"format"`
-	PowerType        PowerType       `json:"powerType"`
-	MaxElectricPower float64         `json:"maxElectricPower"`
-	MaxAmperage      float64         `json:"maxAmperage"`
-	MaxVoltage       float64         `json:"maxVoltage"`
-	TariffIDs        []string        `json:"tariffIds"`
-	Error            *connectorError `json:"error,omitempty"`
-	DeletedAt        *time.Time      `json:"deletedAt,omitempty"`
-}
-
-type connectorError struct {
-	Code            ErrorCode `json:"errorCode"`
-	Info            string    `json:"info,omitempty"`
-	VendorErrorCode string    `json:"vendorErrorCode,omitempty"`
-}
-
 // evseData are the fields every EVSE event's data starts with.
 type evseData struct {
 	UID         int64  `json:"uid"`
@@ -94,22 +74,10 @@ func NewConnectorUpdatedEvent(e *EVSE, connectorID int64, now time.Time) (Event,
 	if c == nil {
 		return Event{}, fmt.Errorf("connector %d of EVSE %d not found", connectorID, e.UID)
 	}
-	cd := connectorData{ID: c.ID, Standard: c.Standard, Format: c.Format, PowerType: c.PowerType,
-		MaxElectricPower: c.MaxElectricPower, MaxAmperage: c.MaxAmperage, MaxVoltage: c.MaxVoltage, TariffIDs: c.TariffIDs}
-	if cd.TariffIDs == nil {
-		cd.TariffIDs = []string{}
-	}
-	if c.Error != nil {
-		cd.Error = &connectorError{Code: c.Error.Code, Info: c.Error.Info, VendorErrorCode: c.Error.VendorErrorCode}
-	}
-	if c.DeletedAt != nil {
-		t := c.DeletedAt.UTC()
-		cd.DeletedAt = &t
-	}
 	data, err := json.Marshal(struct {
 		evseData
-		Connector connectorData `json:"connector"`
-	}{newEVSEData(e), cd})
+		Connector connectorJSON `json:"connector"`
+	}{newEVSEData(e), newConnectorJSON(c)})
 	if err != nil {
 		return Event{}, err
 	}

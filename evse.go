@@ -288,7 +288,10 @@ const EvseIDPattern = `^[A-Z]{2}\*?[A-Z0-9]{3}\*?E[A-Z0-9][A-Z0-9*]{0,30}$`
 var evseIDRe = regexp.MustCompile(EvseIDPattern)
 
 // ETag returns the strong entity tag of the EVSE's current state.
-func (e *EVSE) ETag() string { return `"` + strconv.FormatInt(e.Version, 10) + `"` }
+func (e *EVSE) ETag() string { return ETag(e.Version) }
+
+// ETag returns the strong entity tag of an EVSE at version.
+func ETag(version int64) string { return `"` + strconv.FormatInt(version, 10) + `"` }
 
 // Connector returns the connector with the given id, or nil.
 func (e *EVSE) Connector(id int64) *Connector {
@@ -410,6 +413,23 @@ type (
 	}
 )
 
+// newConnectorJSON returns c as the contract's Connector object.
+func newConnectorJSON(c *Connector) connectorJSON {
+	cj := connectorJSON{Format: c.Format, ID: c.ID, MaxAmperage: c.MaxAmperage, MaxElectricPower: c.MaxElectricPower,
+		MaxVoltage: c.MaxVoltage, PowerType: c.PowerType, Standard: c.Standard, TariffIDs: c.TariffIDs}
+	if cj.TariffIDs == nil {
+		cj.TariffIDs = []string{}
+	}
+	if c.Error != nil {
+		cj.Error = &connectorErrorJSON{Code: c.Error.Code, Info: c.Error.Info, VendorErrorCode: c.Error.VendorErrorCode}
+	}
+	if c.DeletedAt != nil {
+		t := c.DeletedAt.UTC()
+		cj.DeletedAt = &t
+	}
+	return cj
+}
+
 // EVSEJSON returns e as the contract's EVSE object, encoded exactly as the server
 // encodes it (a test keeps the two equal byte for byte), so that a store can keep it
 // beside the row and a read can send it without decoding and encoding it again.
@@ -417,20 +437,7 @@ func EVSEJSON(e *EVSE) ([]byte, error) {
 	out := evseJSON{ChargeboxID: e.ChargeboxID, Connectors: make([]connectorJSON, len(e.Connectors)), EvseID: e.EvseID,
 		LastUpdated: e.LastUpdated.UTC(), LocationID: e.LocationID, Status: e.Status, UID: e.UID}
 	for i := range e.Connectors {
-		c := &e.Connectors[i]
-		cj := connectorJSON{Format: c.Format, ID: c.ID, MaxAmperage: c.MaxAmperage, MaxElectricPower: c.MaxElectricPower,
-			MaxVoltage: c.MaxVoltage, PowerType: c.PowerType, Standard: c.Standard, TariffIDs: c.TariffIDs}
-		if cj.TariffIDs == nil {
-			cj.TariffIDs = []string{}
-		}
-		if c.Error != nil {
-			cj.Error = &connectorErrorJSON{Code: c.Error.Code, Info: c.Error.Info, VendorErrorCode: c.Error.VendorErrorCode}
-		}
-		if c.DeletedAt != nil {
-			t := c.DeletedAt.UTC()
-			cj.DeletedAt = &t
-		}
-		out.Connectors[i] = cj
+		out.Connectors[i] = newConnectorJSON(&e.Connectors[i])
 	}
 	return json.Marshal(out)
 }

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -133,22 +135,13 @@ func ResolveSubscriptions(catalogue []EventType, subs []Subscription) ([]Subscri
 		switch {
 		case v == "" || v == "latest":
 			v = t.Latest
-		case !containsString(t.APIVersions, v):
+		case !slices.Contains(t.APIVersions, v):
 			return nil, Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("event_types[%d].api_version", i),
 				"event_types[%d].api_version: %q is not a version of %s, which has %s", i, v, s.Type, strings.Join(t.APIVersions, ", "))
 		}
 		out[i] = Subscription{Type: s.Type, APIVersion: v}
 	}
 	return out, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // CheckWebhookURL checks that raw is an absolute https URL without credentials or
@@ -189,17 +182,8 @@ func CheckWebhookURL(raw string, allowInsecure bool) error {
 }
 
 func validPort(p string) bool {
-	n := 0
-	for _, c := range p {
-		if c < '0' || c > '9' {
-			return false
-		}
-		n = n*10 + int(c-'0')
-		if n > 65535 {
-			return false
-		}
-	}
-	return n > 0
+	n, err := strconv.Atoi(p) // url.Parse leaves only digits in a port
+	return err == nil && n > 0 && n <= 65535
 }
 
 // nonPublic are the ranges PublicAddr refuses beyond what netip classifies: shared

@@ -259,7 +259,7 @@ func (s *Server) GetEvse(ctx context.Context, req gen.GetEvseRequestObject) (gen
 		if err != nil {
 			return nil, err
 		}
-		return evseDoc{doc: doc, etag: (&chargenet.EVSE{Version: version}).ETag()}, nil
+		return evseDoc{doc: doc, etag: chargenet.ETag(version)}, nil
 	}
 	e, err := s.store.EVSE(ctx, req.Uid)
 	if err != nil {
