@@ -142,20 +142,31 @@ func (s *Store) EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error) {
 // ascending order, or before it in descending order when seek.Backward; from the first
 // or the last row when seek has no key. No OFFSET: each read costs the same at any depth.
 func seekQuery[K int64 | string](selectFrom, key string, seek chargenet.Seek[K]) (string, []any) {
+	return filteredSeek(selectFrom, "", key, nil, seek)
+}
+
+// filteredSeek is seekQuery over the rows that also meet filter, a condition whose
+// parameters ($1, ...) are filterArgs.
+func filteredSeek[K int64 | string](selectFrom, filter, key string, filterArgs []any, seek chargenet.Seek[K]) (string, []any) {
 	cmp, dir := ">", "ASC"
 	if seek.Backward {
 		cmp, dir = "<", "DESC"
 	}
-	var q strings.Builder
-	q.WriteString(selectFrom)
-	args := make([]any, 0, 2)
+	args := append(make([]any, 0, len(filterArgs)+2), filterArgs...)
+	var conds []string
+	if filter != "" {
+		conds = append(conds, filter)
+	}
 	if seek.HasKey {
 		args = append(args, seek.Key)
-		q.WriteString(" WHERE " + key + " " + cmp + " $1")
+		conds = append(conds, key+" "+cmp+" $"+strconv.Itoa(len(args)))
+	}
+	q := selectFrom
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
 	}
 	args = append(args, seek.Limit)
-	q.WriteString(" ORDER BY " + key + " " + dir + " LIMIT $" + strconv.Itoa(len(args)))
-	return q.String(), args
+	return q + " ORDER BY " + key + " " + dir + " LIMIT $" + strconv.Itoa(len(args)), args
 }
 
 // ListEVSEs reads one keyset slice of EVSEs with their connectors (see chargenet.Seek):

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/chargenet/chargenet"
@@ -222,23 +221,6 @@ func (s *Store) Webhook(ctx context.Context, owner, id string) (*chargenet.Webho
 	return out, nil
 }
 
-// seekWhere returns the keyset read of seek over the rows of selectFrom, a SELECT ...
-// FROM ... WHERE clause whose first n arguments are args, ordered by key, and its
-// arguments (see seekQuery).
-func seekWhere[K int64 | string](selectFrom, key string, args []any, seek chargenet.Seek[K]) (string, []any) {
-	cmp, dir := ">", "ASC"
-	if seek.Backward {
-		cmp, dir = "<", "DESC"
-	}
-	q := selectFrom
-	if seek.HasKey {
-		args = append(args, seek.Key)
-		q += ` AND ` + key + ` ` + cmp + ` $` + strconv.Itoa(len(args))
-	}
-	args = append(args, seek.Limit)
-	return q + ` ORDER BY ` + key + ` ` + dir + ` LIMIT $` + strconv.Itoa(len(args)), args
-}
-
 // ListWebhooks reads one keyset slice of owner's webhooks in id order (see
 // chargenet.Seek), with their subscriptions, in one REPEATABLE READ transaction. The
 // result is empty, not nil, past the end. Errors are wrapped driver errors, wrapping
@@ -249,7 +231,7 @@ func (s *Store) ListWebhooks(ctx context.Context, owner string, seek chargenet.S
 	}
 	var out []chargenet.Webhook
 	err := pgx.BeginTxFunc(ctx, s.pool, snapshot, func(tx pgx.Tx) error {
-		query, args := seekWhere(`SELECT `+webhookColumns+` FROM webhooks WHERE owner = $1`, "id", []any{owner}, seek)
+		query, args := filteredSeek(`SELECT `+webhookColumns+` FROM webhooks`, "owner = $1", "id", []any{owner}, seek)
 		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return err
@@ -367,7 +349,7 @@ func (s *Store) ListDeliveryAttempts(ctx context.Context, owner, webhookID strin
 		if seek.Limit <= 0 {
 			return nil
 		}
-		query, args := seekWhere(`SELECT `+attemptColumns+` FROM delivery_attempts WHERE webhook_id = $1`, "id",
+		query, args := filteredSeek(`SELECT `+attemptColumns+` FROM delivery_attempts`, "webhook_id = $1", "id",
 			[]any{webhookID}, seek)
 		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {

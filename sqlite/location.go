@@ -27,7 +27,7 @@ const (
 // listLocationsQuery returns the keyset read of one slice of locations with their EVSE
 // uids, in one statement. Its parameters are the key (when hasKey) and the limit.
 func listLocationsQuery(backward, hasKey bool) string {
-	where, dir := keyset("l.id", backward, hasKey)
+	where, dir := keyset("l.id", "", backward, hasKey)
 	return `SELECT ` + locationRowColumns + ` FROM locations l ` + where + `ORDER BY l.id ` + dir + ` LIMIT ?`
 }
 
@@ -113,7 +113,7 @@ func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) 
 
 // listLocationDocsQuery is listLocationsQuery for the stored JSON of each location.
 func listLocationDocsQuery(backward, hasKey bool) string {
-	where, dir := keyset("id", backward, hasKey)
+	where, dir := keyset("id", "", backward, hasKey)
 	return `SELECT id, doc FROM locations ` + where + `ORDER BY id ` + dir + ` LIMIT ?`
 }
 

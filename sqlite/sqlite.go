@@ -364,14 +364,22 @@ func b2i(b bool) int {
 
 // keyset returns the WHERE clause (empty without a key) and the ORDER BY direction of a
 // keyset read on column: the rows after the key in ascending order, or before it in
-// descending order when backward.
-func keyset(column string, backward, hasKey bool) (where, dir string) {
+// descending order when backward. filter, when not empty, is a condition the rows must
+// also meet (its parameters come before the key's).
+func keyset(column, filter string, backward, hasKey bool) (where, dir string) {
 	cmp, dir := ">", "ASC"
 	if backward {
 		cmp, dir = "<", "DESC"
 	}
+	var conds []string
+	if filter != "" {
+		conds = append(conds, filter)
+	}
 	if hasKey {
-		where = "WHERE " + column + " " + cmp + " ? "
+		conds = append(conds, column+" "+cmp+" ?")
+	}
+	if len(conds) > 0 {
+		where = "WHERE " + strings.Join(conds, " AND ") + " "
 	}
 	return where, dir
 }

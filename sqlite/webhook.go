@@ -23,6 +23,17 @@ const (
 		`SELECT ?, webhook_id, api_version, ? FROM webhook_event_types WHERE type = ?`
 )
 
+// filteredSeek returns the keyset read of seek over the rows of selectFrom that meet
+// filter (whose parameters are filterArgs), ordered by key, and its arguments.
+func filteredSeek[K int64 | string](selectFrom, filter, key string, filterArgs []any, seek chargenet.Seek[K]) (string, []any) {
+	where, dir := keyset(key, filter, seek.Backward, seek.HasKey)
+	args := filterArgs
+	if seek.HasKey {
+		args = append(args, seek.Key)
+	}
+	return selectFrom + " " + where + "ORDER BY " + key + " " + dir + " LIMIT ?", append(args, seek.Limit)
+}
+
 func webhookNotFound(id string) error {
 	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "webhookId", "webhook with webhookId %s not found", id)
 }
@@ -197,16 +208,8 @@ func (s *Store) ListWebhooks(ctx context.Context, owner string, seek chargenet.S
 	if seek.Limit <= 0 {
 		return []chargenet.Webhook{}, nil
 	}
-	q, cmp, dir := `SELECT `+webhookColumns+` FROM webhooks WHERE owner = ?`, ">", "ASC"
-	if seek.Backward {
-		cmp, dir = "<", "DESC"
-	}
-	args := []any{owner}
-	if seek.HasKey {
-		q += ` AND id ` + cmp + ` ?`
-		args = append(args, seek.Key)
-	}
-	rows, err := s.read.QueryContext(ctx, q+` ORDER BY id `+dir+` LIMIT ?`, append(args, seek.Limit)...)
+	q, args := filteredSeek(`SELECT `+webhookColumns+` FROM webhooks`, "owner = ?", "id", []any{owner}, seek)
+	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, wrap("list webhooks", err)
 	}
@@ -305,17 +308,9 @@ func (s *Store) ListDeliveryAttempts(ctx context.Context, owner, webhookID strin
 	if seek.Limit <= 0 {
 		return out, nil
 	}
-	q, cmp, dir := `SELECT id, webhook_id, event_id, event_type, attempt, attempted_at, outcome, http_status, error, `+
-		`duration_ms, next_attempt_at FROM delivery_attempts WHERE webhook_id = ?`, ">", "ASC"
-	if seek.Backward {
-		cmp, dir = "<", "DESC"
-	}
-	args := []any{webhookID}
-	if seek.HasKey {
-		q += ` AND id ` + cmp + ` ?`
-		args = append(args, seek.Key)
-	}
-	rows, err := s.read.QueryContext(ctx, q+` ORDER BY id `+dir+` LIMIT ?`, append(args, seek.Limit)...)
+	q, args := filteredSeek(`SELECT id, webhook_id, event_id, event_type, attempt, attempted_at, outcome, http_status, error, `+
+		`duration_ms, next_attempt_at FROM delivery_attempts`, "webhook_id = ?", "id", []any{webhookID}, seek)
+	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, wrap(op, err)
 	}
