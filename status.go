@@ -1,8 +1,23 @@
 package chargenet
 
 import (
+	"strings"
 	"time"
 )
+
+// MaxClockSkew is how far in the future a status notification's timestamp may be. A
+// notification from further ahead would make every later one look older and be
+// ignored, so it is refused.
+const MaxClockSkew = 5 * time.Minute
+
+// CheckText refuses a text value holding the NUL character, which some databases
+// cannot store. It returns an ErrInvalid *Error with Param param.
+func CheckText(param, value string) error {
+	if strings.ContainsRune(value, 0) {
+		return Errorf(ErrInvalid, CodeInvalidBody, param, "%s must not contain the NUL character (\\u0000)", param)
+	}
+	return nil
+}
 
 // StatusNotification is an OCPP 1.6 StatusNotification.req from a charge box.
 type StatusNotification struct {
@@ -54,7 +69,7 @@ type StatusPlan struct {
 //
 // Errors: ErrNotFound when the charge box has no EVSE or no connector k; ErrConflict
 // when connector k is deleted; ErrInvalid for a status or error code OCPP 1.6 does not
-// define.
+// define, a timestamp more than MaxClockSkew ahead of now, or text holding NUL.
 func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time) (*StatusPlan, error) {
 	status, err := StatusFromOCPP(n.Status)
 	if err != nil {
@@ -62,6 +77,16 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 	}
 	if !n.ErrorCode.Valid() {
 		return nil, Errorf(ErrInvalid, CodeInvalidBody, "errorCode", "%q is not an OCPP 1.6 error code", n.ErrorCode)
+	}
+	if n.Timestamp.After(now.Add(MaxClockSkew)) {
+		return nil, Errorf(ErrInvalid, CodeInvalidBody, "timestamp", "timestamp %s is more than %v ahead of the server's clock (%s)",
+			n.Timestamp.UTC().Format(time.RFC3339), MaxClockSkew, now.UTC().Format(time.RFC3339))
+	}
+	if err := CheckText("info", n.Info); err != nil {
+		return nil, err
+	}
+	if err := CheckText("vendorErrorCode", n.VendorErrorCode); err != nil {
+		return nil, err
 	}
 	if len(evses) == 0 {
 		return nil, Errorf(ErrNotFound, CodeNotFound, "chargeboxId", "charge box with chargeboxId %d has no EVSE", n.ChargeboxID)

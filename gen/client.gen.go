@@ -270,7 +270,9 @@ type ClientInterface interface {
 	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 	// newer than the last notification applied to the connector is ignored (`applied`
 	// false, nothing changes); the EVSE status only moves to a newer notification's
-	// status. Without `timestamp` the time of receipt is used.
+	// status. Without `timestamp` the time of receipt is used; a `timestamp` more than 5
+	// minutes ahead of the service's clock is refused (400). Text fields must not hold the
+	// NUL character.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -306,7 +308,9 @@ type ClientInterface interface {
 	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 	// newer than the last notification applied to the connector is ignored (`applied`
 	// false, nothing changes); the EVSE status only moves to a newer notification's
-	// status. Without `timestamp` the time of receipt is used.
+	// status. Without `timestamp` the time of receipt is used; a `timestamp` more than 5
+	// minutes ahead of the service's clock is refused (400). Text fields must not hold the
+	// NUL character.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -686,7 +690,9 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, webhookId WebhookId, r
 // **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 // newer than the last notification applied to the connector is ignored (`applied`
 // false, nothing changes); the EVSE status only moves to a newer notification's
-// status. Without `timestamp` the time of receipt is used.
+// status. Without `timestamp` the time of receipt is used; a `timestamp` more than 5
+// minutes ahead of the service's clock is refused (400). Text fields must not hold the
+// NUL character.
 //
 // Takes any type of body and a specified content type.
 //
@@ -732,7 +738,9 @@ func (c *Client) IngestStatusNotificationWithBody(ctx context.Context, chargebox
 // **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 // newer than the last notification applied to the connector is ignored (`applied`
 // false, nothing changes); the EVSE status only moves to a newer notification's
-// status. Without `timestamp` the time of receipt is used.
+// status. Without `timestamp` the time of receipt is used; a `timestamp` more than 5
+// minutes ahead of the service's clock is refused (400). Text fields must not hold the
+// NUL character.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1808,7 +1816,9 @@ type ClientWithResponsesInterface interface {
 	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 	// newer than the last notification applied to the connector is ignored (`applied`
 	// false, nothing changes); the EVSE status only moves to a newer notification's
-	// status. Without `timestamp` the time of receipt is used.
+	// status. Without `timestamp` the time of receipt is used; a `timestamp` more than 5
+	// minutes ahead of the service's clock is refused (400). Text fields must not hold the
+	// NUL character.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1844,7 +1854,9 @@ type ClientWithResponsesInterface interface {
 	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 	// newer than the last notification applied to the connector is ignored (`applied`
 	// false, nothing changes); the EVSE status only moves to a newer notification's
-	// status. Without `timestamp` the time of receipt is used.
+	// status. Without `timestamp` the time of receipt is used; a `timestamp` more than 5
+	// minutes ahead of the service's clock is refused (400). Text fields must not hold the
+	// NUL character.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3548,7 +3560,9 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 // **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 // newer than the last notification applied to the connector is ignored (`applied`
 // false, nothing changes); the EVSE status only moves to a newer notification's
-// status. Without `timestamp` the time of receipt is used.
+// status. Without `timestamp` the time of receipt is used; a `timestamp` more than 5
+// minutes ahead of the service's clock is refused (400). Text fields must not hold the
+// NUL character.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3590,7 +3604,9 @@ func (c *ClientWithResponses) IngestStatusNotificationWithBodyWithResponse(ctx c
 // **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 // newer than the last notification applied to the connector is ignored (`applied`
 // false, nothing changes); the EVSE status only moves to a newer notification's
-// status. Without `timestamp` the time of receipt is used.
+// status. Without `timestamp` the time of receipt is used; a `timestamp` more than 5
+// minutes ahead of the service's clock is refused (400). Text fields must not hold the
+// NUL character.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

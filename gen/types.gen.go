@@ -829,7 +829,10 @@ type StatusNotification struct {
 	// Example: Faulted
 	Status OcppStatus `json:"status"`
 
-	// Timestamp When the charge box saw the status; the time of receipt when absent.
+	// Timestamp When the charge box saw the status; the time of receipt when absent. More than
+	// 5 minutes ahead of the service's clock is refused (400): such a notification
+	// would make every later one look older.
+	//
 	//
 	// Example: 2026-11-22T10:00:00Z
 	Timestamp *time.Time `json:"timestamp,omitempty"`

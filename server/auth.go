@@ -129,7 +129,8 @@ const apiKeyKey = "chargenet.apikey"
 // authenticationFunc returns the validator's hook for the bearer scheme: it runs for
 // every operation whose contract declares it, checks the key and its scope (bearerAuth
 // takes partner keys, ingestKey ingest keys), records the key on the Echo context and
-// its name (the owner of the webhooks it creates) on the request context and counts the request against the key's rate limit.
+// its name (the owner of the webhooks it creates) on the request context, and counts
+// the request against the key's rate limit.
 func authenticationFunc(keys *Keys, lim *limiter) openapi3filter.AuthenticationFunc {
 	return func(ctx context.Context, in *openapi3filter.AuthenticationInput) error {
 		key, err := keys.Authenticate(ctx, in.RequestValidationInput.Request.Header.Values("Authorization"))

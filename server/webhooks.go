@@ -3,6 +3,9 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
@@ -48,24 +51,25 @@ func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequest
 	if err := chargenet.CheckWebhookURL(req.Body.Url, s.allowInsecureWebhooks); err != nil {
 		return nil, err
 	}
+	if err := chargenet.CheckText("description", deref(req.Body.Description)); err != nil {
+		return nil, err
+	}
 	subs, err := chargenet.ResolveSubscriptions(s.catalogue, subscriptionsFromAPI(req.Body.EventTypes))
 	if err != nil {
 		return nil, err
 	}
-	now := s.now().UTC()
+	// The answer is built from what is stored, as every store reads it back: times to
+	// the microsecond, subscriptions in type order. (Reading it back instead could lose
+	// the only answer that shows the secret after the webhook was created.)
+	slices.SortFunc(subs, func(a, b chargenet.Subscription) int { return strings.Compare(a.Type, b.Type) })
+	now := s.now().UTC().Truncate(time.Microsecond)
 	w := &chargenet.Webhook{ID: chargenet.NewID("wh_", now), Owner: owner(ctx), URL: req.Body.Url, Description: deref(req.Body.Description),
 		Subscriptions: subs, Enabled: true, Secret: chargenet.NewWebhookSecret(), CreatedAt: now, UpdatedAt: now}
 	if err := s.store.CreateWebhook(ctx, w); err != nil {
 		return nil, err
 	}
-	// Read back: the answer shows what was stored (subscriptions in type order, times as
-	// the database keeps them).
-	stored, err := s.store.Webhook(ctx, w.Owner, w.ID)
-	if err != nil {
-		return nil, err
-	}
 	location := "/emsp/v1/webhooks/" + w.ID
-	return gen.CreateWebhook201JSONResponse{Body: webhookWithSecret(stored), Headers: gen.CreateWebhook201ResponseHeaders{Location: &location}}, nil
+	return gen.CreateWebhook201JSONResponse{Body: webhookWithSecret(w), Headers: gen.CreateWebhook201ResponseHeaders{Location: &location}}, nil
 }
 
 // GetWebhook answers GET /emsp/v1/webhooks/{webhookId}.
@@ -90,6 +94,9 @@ func (s *Server) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequest
 		if err := chargenet.CheckWebhookURL(*patch.URL, s.allowInsecureWebhooks); err != nil {
 			return nil, err
 		}
+	}
+	if err := chargenet.CheckText("description", deref(patch.Description)); err != nil {
+		return nil, err
 	}
 	if req.Body.EventTypes != nil {
 		subs, err := chargenet.ResolveSubscriptions(s.catalogue, subscriptionsFromAPI(*req.Body.EventTypes))

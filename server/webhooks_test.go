@@ -91,6 +91,7 @@ func TestWebhookLifecycle(t *testing.T) {
 			"bad url":     `{"url": "http://receiver.example.com/"}`,
 			"bad type":    `{"event_types": [{"type": "evse.gone"}]}`,
 			"given twice": `{"enabled": true, "enabled": false}`,
+			"NUL":         `{"description": "\u0000"}`,
 		} {
 			rec := v.do(http.MethodPatch, "/emsp/v1/webhooks/"+created.Id, body)
 			assert.Equal(t, http.StatusBadRequest, rec.Code, "%s: %s", name, rec.Body.String())
@@ -146,6 +147,7 @@ func TestWebhookCreateRefused(t *testing.T) {
 		{"relative", `{"url": "/hooks", ` + sub + `}`, "url", "absolute"},
 		{"no url", `{` + sub + `}`, "url", "url"},
 		{"unknown field", `{"url": "https://a.example.com/", "secret": "mine", ` + sub + `}`, "secret", "secret"},
+		{"NUL in description", `{"url": "https://a.example.com/", "description": "a\u0000b", ` + sub + `}`, "description", "NUL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,6 +256,8 @@ func TestStatusNotifications(t *testing.T) {
 		{"info too long", path, `{"connectorId": 1, "status": "Available", "errorCode": "NoError", "info": "` + strings.Repeat("x", 51) + `"}`, 400, chargenet.CodeInvalidBody, "info"},
 		{"negative connector", path, `{"connectorId": -1, "status": "Available", "errorCode": "NoError"}`, 400, chargenet.CodeInvalidBody, "connectorId"},
 		{"bad timestamp", path, `{"connectorId": 1, "status": "Available", "errorCode": "NoError", "timestamp": "yesterday"}`, 400, chargenet.CodeInvalidBody, "timestamp"},
+		{"timestamp in the future", path, `{"connectorId": 1, "status": "Available", "errorCode": "NoError", "timestamp": "2099-01-01T00:00:00Z"}`, 400, chargenet.CodeInvalidBody, "timestamp"},
+		{"NUL in vendorErrorCode", path, `{"connectorId": 1, "status": "Faulted", "errorCode": "OtherError", "vendorErrorCode": "E\u0000"}`, 400, chargenet.CodeInvalidBody, "vendorErrorCode"},
 		{"unknown charge box", "/internal/v1/chargeboxes/9999/status-notifications", `{"connectorId": 1, "status": "Available", "errorCode": "NoError"}`, 404, chargenet.CodeNotFound, "chargeboxId"},
 		{"connector beyond the last", path, `{"connectorId": 4, "status": "Available", "errorCode": "NoError"}`, 404, chargenet.CodeNotFound, "connectorId"},
 		{"deleted connector", "/internal/v1/chargeboxes/502/status-notifications", `{"connectorId": 7, "status": "Available", "errorCode": "NoError"}`, 409, chargenet.CodeConnectorDeleted, "connectorId"},

@@ -403,15 +403,21 @@ func testStatusNotification(t *testing.T, open Opener) {
 	t.Run("errors", func(t *testing.T) {
 		snap := takeSnapshot(t, s)
 		ts := start.Add(time.Hour)
-		_, err := notify(chargenet.StatusNotification{ChargeboxID: 9999, ConnectorID: 1, Status: "Available", ErrorCode: "NoError", Timestamp: ts}, start)
+		_, err := notify(chargenet.StatusNotification{ChargeboxID: 9999, ConnectorID: 1, Status: "Available", ErrorCode: "NoError", Timestamp: ts}, ts)
 		requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "chargeboxId")
-		_, err = notify(chargenet.StatusNotification{ChargeboxID: 501, ConnectorID: 4, Status: "Available", ErrorCode: "NoError", Timestamp: ts}, start)
+		_, err = notify(chargenet.StatusNotification{ChargeboxID: 501, ConnectorID: 4, Status: "Available", ErrorCode: "NoError", Timestamp: ts}, ts)
 		requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "connectorId")
 		// Charge box 502: 1003 has connectors 1-3 (OCPP 1-3), 1004 has 1-4 (OCPP 4-7), its 4th deleted.
-		_, err = notify(chargenet.StatusNotification{ChargeboxID: 502, ConnectorID: 7, Status: "Available", ErrorCode: "NoError", Timestamp: ts}, start)
+		_, err = notify(chargenet.StatusNotification{ChargeboxID: 502, ConnectorID: 7, Status: "Available", ErrorCode: "NoError", Timestamp: ts}, ts)
 		requireError(t, err, chargenet.ErrConflict, chargenet.CodeConnectorDeleted, "connectorId")
-		_, err = notify(chargenet.StatusNotification{ChargeboxID: 501, ConnectorID: 1, Status: "Sleeping", ErrorCode: "NoError", Timestamp: ts}, start)
+		_, err = notify(chargenet.StatusNotification{ChargeboxID: 501, ConnectorID: 1, Status: "Sleeping", ErrorCode: "NoError", Timestamp: ts}, ts)
 		requireError(t, err, chargenet.ErrInvalid, chargenet.CodeInvalidBody, "status")
+		_, err = notify(chargenet.StatusNotification{ChargeboxID: 501, ConnectorID: 1, Status: "Available", ErrorCode: "NoError",
+			Timestamp: ts.Add(chargenet.MaxClockSkew + time.Second)}, ts)
+		requireError(t, err, chargenet.ErrInvalid, chargenet.CodeInvalidBody, "timestamp")
+		_, err = notify(chargenet.StatusNotification{ChargeboxID: 501, ConnectorID: 1, Status: "Available", ErrorCode: "OtherError",
+			Info: "a\x00b", Timestamp: ts}, ts)
+		requireError(t, err, chargenet.ErrInvalid, chargenet.CodeInvalidBody, "info")
 		assert.Equal(t, snap, takeSnapshot(t, s), "nothing changed")
 	})
 
@@ -419,7 +425,7 @@ func testStatusNotification(t *testing.T, open Opener) {
 		ts := start.Add(2 * time.Hour)
 		for k, want := range map[int]string{4: "1004/1", 6: "1004/3", 2: "1003/2"} {
 			res, err := notify(chargenet.StatusNotification{ChargeboxID: 502, ConnectorID: k, Status: "Faulted", ErrorCode: "OtherError",
-				Info: fmt.Sprint(k), Timestamp: ts}, start)
+				Info: fmt.Sprint(k), Timestamp: ts}, ts)
 			require.NoError(t, err)
 			require.Len(t, res.EVSEs, 1)
 			var uid, cid int64
