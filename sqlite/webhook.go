@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/chargenet/chargenet"
@@ -32,6 +33,16 @@ func filteredSeek[K int64 | string](selectFrom, filter, key string, filterArgs [
 		args = append(args, seek.Key)
 	}
 	return selectFrom + " " + where + "ORDER BY " + key + " " + dir + " LIMIT ?", append(args, seek.Limit)
+}
+
+// placeholders returns n comma-separated "?".
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// prefixed qualifies each of the comma-separated columns with prefix ("w.").
+func prefixed(columns, prefix string) string {
+	return prefix + strings.ReplaceAll(columns, ", ", ", "+prefix)
 }
 
 func webhookNotFound(id string) error {
@@ -99,18 +110,13 @@ func loadSubscriptions(ctx context.Context, q querier, ws []chargenet.Webhook) e
 	}
 	index := make(map[string]int, len(ws))
 	args := make([]any, len(ws))
-	marks := make([]byte, 0, 2*len(ws))
 	for i := range ws {
 		index[ws[i].ID] = i
 		args[i] = ws[i].ID
 		ws[i].Subscriptions = []chargenet.Subscription{}
-		if i > 0 {
-			marks = append(marks, ',')
-		}
-		marks = append(marks, '?')
 	}
 	rows, err := q.QueryContext(ctx, `SELECT webhook_id, type, api_version FROM webhook_event_types WHERE webhook_id IN (`+
-		string(marks)+`) ORDER BY webhook_id, type`, args...)
+		placeholders(len(ws))+`) ORDER BY webhook_id, type`, args...)
 	if err != nil {
 		return err
 	}
@@ -351,58 +357,48 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, l
 		rows, err := tx.QueryContext(ctx, `UPDATE outbox SET leased_until = ?, attempts = attempts + 1 WHERE id IN (`+
 			`SELECT o.id FROM outbox o JOIN webhooks w ON w.id = o.webhook_id WHERE o.next_attempt_at <= ? `+
 			`AND (o.leased_until IS NULL OR o.leased_until <= ?) AND w.enabled ORDER BY o.next_attempt_at, o.id LIMIT ?) `+
-			`RETURNING id, event_id, webhook_id, api_version, attempts`, formatTime(now.Add(lease)), nowS, nowS, limit)
+			`RETURNING id`, formatTime(now.Add(lease)), nowS, nowS, limit)
 		if err != nil {
 			return err
 		}
-		type claimed struct {
-			d                  chargenet.Delivery
-			eventID, webhookID string
-		}
-		var cs []claimed
+		var ids []any
 		for rows.Next() {
-			var c claimed
-			if err := rows.Scan(&c.d.ID, &c.eventID, &c.webhookID, &c.d.APIVersion, &c.d.Attempt); err != nil {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
 				_ = rows.Close()
 				return err
 			}
-			cs = append(cs, c)
+			ids = append(ids, id)
 		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil || len(ids) == 0 {
 			return err
 		}
-		hooks := map[string]*chargenet.Webhook{}
-		for _, c := range cs {
-			d := c.d
+		// The claimed deliveries with their events and webhooks, in one read.
+		rows, err = tx.QueryContext(ctx, `SELECT o.id, o.api_version, o.attempts, e.id, e.type, e.occurred_at, e.data, `+
+			prefixed(webhookColumns, "w.")+` FROM outbox o JOIN events e ON e.id = o.event_id JOIN webhooks w ON w.id = o.webhook_id `+
+			`WHERE o.id IN (`+placeholders(len(ids))+`) ORDER BY o.next_attempt_at, o.id`, ids...)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = rows.Close() }()
+		var wr webhookRow
+		for rows.Next() {
+			var d chargenet.Delivery
 			var at, data string
-			if err := tx.QueryRowContext(ctx, `SELECT type, occurred_at, data FROM events WHERE id = ?`, c.eventID).
-				Scan(&d.Event.Type, &at, &data); err != nil {
+			dest := append([]any{&d.ID, &d.APIVersion, &d.Attempt, &d.Event.ID, &d.Event.Type, &at, &data}, wr.dest()...)
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
-			d.Event.ID, d.Event.Data = c.eventID, []byte(data)
 			if d.Event.Time, err = parseTime(at); err != nil {
 				return err
 			}
-			w, ok := hooks[c.webhookID]
-			if !ok {
-				wr, err := tx.QueryContext(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ?`, c.webhookID)
-				if err != nil {
-					return err
-				}
-				ws, err := scanWebhooks(wr)
-				if err != nil {
-					return err
-				}
-				if len(ws) == 0 {
-					continue // deleted meanwhile: its outbox rows went with it
-				}
-				w = &ws[0]
-				hooks[c.webhookID] = w
+			d.Event.Data = []byte(data)
+			if d.Webhook, err = wr.webhook(); err != nil {
+				return err
 			}
-			d.Webhook = *w
 			out = append(out, d)
 		}
-		return nil
+		return rows.Err()
 	})
 	return out, wrap("claim deliveries", err)
 }
