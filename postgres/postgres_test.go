@@ -541,10 +541,8 @@ func benchStore(b *testing.B, subscribed bool) *postgres.Store {
 	s := MustOpenDB(b)
 	require.NoError(b, s.Import(b.Context(), chargenet.DemoInventory(time.Now())))
 	if subscribed {
-		w := &chargenet.Webhook{ID: chargenet.NewID("wh_", time.Now()), Owner: "bench", URL: "https://example.com/", Enabled: true,
-			Secret: chargenet.NewWebhookSecret(), CreatedAt: time.Now(), UpdatedAt: time.Now(),
-			Subscriptions: []chargenet.Subscription{{Type: chargenet.EventConnectorUpdated, APIVersion: "1.0"}}}
-		require.NoError(b, s.CreateWebhook(b.Context(), w))
+		w := storetest.NewWebhook("bench", time.Now(), chargenet.EventConnectorUpdated)
+		require.NoError(b, s.CreateWebhook(b.Context(), &w))
 	}
 	b.ResetTimer()
 	return s

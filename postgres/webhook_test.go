@@ -7,6 +7,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/postgres"
+	"github.com/chargenet/chargenet/storetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,9 +33,7 @@ func TestClaimDeliveriesConcurrent(t *testing.T) {
 			MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400,
 		}},
 	}}}))
-	w := chargenet.Webhook{ID: chargenet.NewID("wh_", now), Owner: "p", URL: "https://example.com/h", Enabled: true,
-		Secret: chargenet.NewWebhookSecret(), CreatedAt: now, UpdatedAt: now,
-		Subscriptions: []chargenet.Subscription{{Type: chargenet.EventConnectorUpdated, APIVersion: "1.0"}}}
+	w := storetest.NewWebhook("p", now, chargenet.EventConnectorUpdated)
 	require.NoError(t, s.CreateWebhook(ctx, &w))
 	const events = 60
 	for i := range events {

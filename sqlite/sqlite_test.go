@@ -409,10 +409,8 @@ func ptr[T any](v T) *T { return &v }
 // outbox row in the same transaction.
 func BenchmarkUpdateConnectorSubscribed(b *testing.B) {
 	s := benchStore(b)
-	w := &chargenet.Webhook{ID: chargenet.NewID("wh_", time.Now()), Owner: "bench", URL: "https://example.com/", Enabled: true,
-		Secret: chargenet.NewWebhookSecret(), CreatedAt: time.Now(), UpdatedAt: time.Now(),
-		Subscriptions: []chargenet.Subscription{{Type: chargenet.EventConnectorUpdated, APIVersion: "1.0"}}}
-	if err := s.CreateWebhook(b.Context(), w); err != nil {
+	w := storetest.NewWebhook("bench", time.Now(), chargenet.EventConnectorUpdated)
+	if err := s.CreateWebhook(b.Context(), &w); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
@@ -437,10 +435,8 @@ func TestEventsKeptWhilePending(t *testing.T) {
 	now := time.Now()
 	var hooks []string
 	for range 2 {
-		w := &chargenet.Webhook{ID: chargenet.NewID("wh_", now), Owner: "p", URL: "https://example.com/", Enabled: true,
-			Secret: chargenet.NewWebhookSecret(), CreatedAt: now, UpdatedAt: now,
-			Subscriptions: []chargenet.Subscription{{Type: chargenet.EventConnectorUpdated, APIVersion: "1.0"}}}
-		require.NoError(t, s.CreateWebhook(ctx, w))
+		w := storetest.NewWebhook("p", now, chargenet.EventConnectorUpdated)
+		require.NoError(t, s.CreateWebhook(ctx, &w))
 		hooks = append(hooks, w.ID)
 	}
 	count := func(table string) int {

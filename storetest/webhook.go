@@ -11,7 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func newWebhook(owner string, created time.Time, types ...string) chargenet.Webhook {
+// NewWebhook returns a valid, enabled webhook of owner created at created (which should
+// be at microsecond precision, as every store keeps times), subscribed to types in
+// payload version 1.0, for store tests and benchmarks.
+func NewWebhook(owner string, created time.Time, types ...string) chargenet.Webhook {
 	w := chargenet.Webhook{
 		ID: chargenet.NewID("wh_", created), Owner: owner, URL: "https://receiver.example.com/hooks",
 		Description: "test", Enabled: true, Secret: chargenet.NewWebhookSecret(), CreatedAt: created, UpdatedAt: created,
@@ -27,7 +30,7 @@ func testWebhooks(t *testing.T, open Opener) {
 	s := open(t)
 	ctx := t.Context()
 	created := now().Add(-time.Hour)
-	a := newWebhook("partner-a", created, chargenet.EventConnectorUpdated, chargenet.EventStatusChanged)
+	a := NewWebhook("partner-a", created, chargenet.EventConnectorUpdated, chargenet.EventStatusChanged)
 	require.NoError(t, s.CreateWebhook(ctx, &a))
 
 	got, err := s.Webhook(ctx, "partner-a", a.ID)
@@ -53,7 +56,7 @@ func testWebhooks(t *testing.T, open Opener) {
 	})
 
 	t.Run("duplicate id", func(t *testing.T) {
-		dup := newWebhook("partner-b", created)
+		dup := NewWebhook("partner-b", created)
 		dup.ID = a.ID
 		requireError(t, s.CreateWebhook(ctx, &dup), chargenet.ErrConflict, chargenet.CodeConflict, "id")
 	})
@@ -61,7 +64,7 @@ func testWebhooks(t *testing.T, open Opener) {
 	t.Run("list pages by id", func(t *testing.T) {
 		var want []chargenet.Webhook
 		for i := range 5 {
-			w := newWebhook("partner-c", created.Add(time.Duration(i)*time.Millisecond), chargenet.EventStatusChanged)
+			w := NewWebhook("partner-c", created.Add(time.Duration(i)*time.Millisecond), chargenet.EventStatusChanged)
 			require.NoError(t, s.CreateWebhook(ctx, &w))
 			want = append(want, w)
 		}
@@ -152,9 +155,9 @@ func testOutbox(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	assert.Empty(t, claimAll(t, s, start.Add(time.Hour)))
 
-	w1 := newWebhook("p", start, chargenet.EventConnectorUpdated)
-	w2 := newWebhook("p", start, chargenet.EventConnectorUpdated, chargenet.EventStatusChanged)
-	w3 := newWebhook("p", start, chargenet.EventStatusChanged)
+	w1 := NewWebhook("p", start, chargenet.EventConnectorUpdated)
+	w2 := NewWebhook("p", start, chargenet.EventConnectorUpdated, chargenet.EventStatusChanged)
+	w3 := NewWebhook("p", start, chargenet.EventStatusChanged)
 	for _, w := range []*chargenet.Webhook{&w1, &w2, &w3} {
 		require.NoError(t, s.CreateWebhook(ctx, w))
 	}
@@ -284,7 +287,7 @@ func testReceiverDown(t *testing.T, open Opener) {
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
 	start := now()
-	w := newWebhook("p", start, chargenet.EventConnectorUpdated)
+	w := NewWebhook("p", start, chargenet.EventConnectorUpdated)
 	require.NoError(t, s.CreateWebhook(ctx, &w))
 	update := func(p float64, at time.Time) {
 		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", at)
@@ -325,7 +328,7 @@ func testStatusNotification(t *testing.T, open Opener) {
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
 	start := now()
-	w := newWebhook("p", start, chargenet.EventStatusChanged)
+	w := NewWebhook("p", start, chargenet.EventStatusChanged)
 	require.NoError(t, s.CreateWebhook(ctx, &w))
 	notify := func(n chargenet.StatusNotification, at time.Time) (*chargenet.StatusResult, error) {
 		return s.ApplyStatusNotification(ctx, &n, at)
