@@ -428,7 +428,25 @@ func (s *Store) updateInTx(ctx context.Context, tx *sql.Tx, r *updateRequest, su
 // version (a row changed by a program that does not keep it) is read and encoded
 // instead. If there is no EVSE with this uid it returns an ErrNotFound
 // *chargenet.Error with Param "uid"; other errors are wrapped driver errors.
+//
+// The answer may come from the read cache (see SetReadCacheSize) while nothing has been
+// committed since it was read. The returned JSON must not be modified.
 func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
+	at, cacheable := s.cache.version()
+	if cacheable {
+		if e, ok := s.cache.evse(at, uid); ok {
+			return e.doc, e.version, nil
+		}
+	}
+	doc, version, err := s.readEVSEDoc(ctx, uid)
+	if err == nil && cacheable {
+		s.cache.putEVSE(at, uid, evseDocEntry{doc: doc, version: version})
+	}
+	return doc, version, err
+}
+
+// readEVSEDoc is EVSEDoc without the cache. The JSON's capacity is its length.
+func (s *Store) readEVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 	var doc sql.NullString
 	var version int64
 	err := s.evseDoc.QueryRowContext(ctx, uid).Scan(&doc, &version)
@@ -439,14 +457,14 @@ func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 		return nil, 0, wrap("evse doc", err)
 	}
 	if doc.Valid {
-		return []byte(doc.String), version, nil
+		return clip([]byte(doc.String)), version, nil
 	}
 	e, err := s.EVSE(ctx, uid)
 	if err != nil {
 		return nil, 0, err
 	}
 	b, err := chargenet.EVSEJSON(e)
-	return b, e.Version, wrap("evse doc", err)
+	return clip(b), e.Version, wrap("evse doc", err)
 }
 
 // fillEVSEDocs writes the JSON of every EVSE that has none or has one of another

@@ -37,3 +37,12 @@ func (s *Store) ChangeEVSEWithoutDocForTest(ctx context.Context, uid int64, stat
 	_, err := s.write.ExecContext(ctx, `UPDATE evses SET status = ?, version = version + 1 WHERE uid = ?`, status, uid)
 	return err
 }
+
+// ReadCacheStatsForTest returns the read cache's hits and misses so far, and whether the
+// store has a read cache.
+func (s *Store) ReadCacheStatsForTest() (hits, misses uint64, on bool) {
+	if s.cache == nil {
+		return 0, 0, false
+	}
+	return s.cache.hits.Load(), s.cache.misses.Load(), true
+}

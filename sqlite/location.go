@@ -121,11 +121,30 @@ func listLocationDocsQuery(backward, hasKey bool) string {
 // stored contract JSON (chargenet.LocationJSON), without decoding them. A location
 // written by an older version without its JSON is read and encoded instead. Errors are
 // wrapped driver or context errors.
+//
+// The answer may come from the read cache (see SetReadCacheSize) while nothing has been
+// committed since it was read. The returned JSON must not be modified.
 func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
-	const op = "list location docs"
 	if seek.Limit <= 0 {
 		return []chargenet.LocationDoc{}, nil
 	}
+	at, cacheable := s.cache.version()
+	if cacheable {
+		if docs, ok := s.cache.page(at, seek); ok {
+			return docs, nil
+		}
+	}
+	docs, err := s.readLocationDocs(ctx, seek)
+	if err == nil && cacheable {
+		s.cache.putPage(at, seek, docs)
+	}
+	return docs, err
+}
+
+// readLocationDocs is ListLocationDocs without the cache. Each JSON's capacity is its
+// length.
+func (s *Store) readLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
+	const op = "list location docs"
 	rows, err := seekRows(ctx, &s.locationDocs, seek)
 	if err != nil {
 		return nil, wrap(op, err)
@@ -142,7 +161,7 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 		if doc == nil {
 			missing = append(missing, len(out))
 		} else {
-			d.JSON = append([]byte(nil), doc...)
+			d.JSON = clip(append([]byte(nil), doc...))
 		}
 		out = append(out, d)
 	}
@@ -157,6 +176,7 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 		if out[i].JSON, err = chargenet.LocationJSON(l); err != nil {
 			return nil, wrap(op, err)
 		}
+		out[i].JSON = clip(out[i].JSON)
 	}
 	return out, nil
 }

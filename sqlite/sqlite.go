@@ -75,6 +75,10 @@ type Store struct {
 	fanOut          *sql.Stmt
 	subscribed      *sql.Stmt
 
+	// cache keeps EVSE and location JSON while the database is unchanged (see
+	// readCache); nil for an in-memory database.
+	cache *readCache
+
 	// The single writer of UpdateConnector (see writeLoop).
 	updates    chan *updateRequest
 	quit       chan struct{} // closed by Close
@@ -152,9 +156,26 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	if path != ":memory:" {
+		// Without the probe (a system without mmap) the store works uncached.
+		if probe, err := openWALProbe(path); err == nil {
+			s.cache = newReadCache(probe, DefaultReadCacheSize)
+		}
+	}
 	s.updates, s.quit, s.writerDone = make(chan *updateRequest), make(chan struct{}), make(chan struct{})
 	go s.writeLoop()
 	return s, nil
+}
+
+// SetReadCacheSize bounds the memory the store's read cache may hold, in bytes of
+// cached JSON (default DefaultReadCacheSize); 0 turns the cache off. It empties the
+// cache. The cache keeps the answers of EVSEDoc and ListLocationDocs for as long as
+// nothing is committed to the database, by any connection or process; an in-memory
+// database has no cache.
+func (s *Store) SetReadCacheSize(bytes int) {
+	if s.cache != nil {
+		s.cache.setLimit(max(bytes, 0))
+	}
 }
 
 // pragmas returns the DSN parameters that configure every pooled connection. The
@@ -190,6 +211,9 @@ func (s *Store) Close() error {
 		}
 		if s.write != nil {
 			errs = append(errs, s.write.Close())
+		}
+		if s.cache != nil { // after the connections: closing it drops the process's locks
+			errs = append(errs, s.cache.probe.close())
 		}
 		if err := errors.Join(errs...); err != nil {
 			s.closeErr = fmt.Errorf("sqlite: close: %w", err)
