@@ -201,31 +201,28 @@ const patchFields = 5
 // patchColumnNames are the columns of the patchable fields, in patchMask bit order.
 var patchColumnNames = [patchFields]string{"standard", "format", "max_electric_power", "max_amperage", "max_voltage"}
 
-// patchMask returns the set of fields a patch sets, bit i for patchColumnNames[i], and
-// their values in that order.
-func patchMask(p chargenet.ConnectorPatch) (int, []any) {
-	mask, args := 0, make([]any, 0, patchFields+2)
-	if p.Standard != nil {
-		mask |= 1 << 0
-		args = append(args, string(*p.Standard))
+// patchMask returns the set of fields a patch sets, bit i for patchColumnNames[i].
+func patchMask(p chargenet.ConnectorPatch) int {
+	mask := 0
+	for i, set := range [patchFields]bool{p.Standard != nil, p.Format != nil, p.MaxElectricPower != nil,
+		p.MaxAmperage != nil, p.MaxVoltage != nil} {
+		if set {
+			mask |= 1 << i
+		}
 	}
-	if p.Format != nil {
-		mask |= 1 << 1
-		args = append(args, string(*p.Format))
+	return mask
+}
+
+// patchedValues returns the values of c's fields in mask, in patchColumnNames order.
+func patchedValues(c *chargenet.Connector, mask int) []any {
+	all := [patchFields]any{string(c.Standard), string(c.Format), c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage}
+	args := make([]any, 0, patchFields+2)
+	for i, v := range all {
+		if mask&(1<<i) != 0 {
+			args = append(args, v)
+		}
 	}
-	if p.MaxElectricPower != nil {
-		mask |= 1 << 2
-		args = append(args, *p.MaxElectricPower)
-	}
-	if p.MaxAmperage != nil {
-		mask |= 1 << 3
-		args = append(args, *p.MaxAmperage)
-	}
-	if p.MaxVoltage != nil {
-		mask |= 1 << 4
-		args = append(args, *p.MaxVoltage)
-	}
-	return mask, args
+	return args
 }
 
 // patchQuery returns the UPDATE that writes exactly the columns in mask.
@@ -248,7 +245,9 @@ func patchQuery(mask int) string {
 //
 // Concurrent calls are applied one after the other by the store's single writer, which
 // commits the calls waiting at the same time in one transaction (group commit): one
-// sync for many updates, each still seeing the ones before it.
+// sync for many updates, each still seeing the ones before it. The group reads each
+// EVSE it updates once, applies its updates to it in memory in turn, and writes it
+// once.
 //
 // Errors: an ErrNotFound *chargenet.Error with Param "uid" if the EVSE does not exist;
 // from the domain rules, unchanged, ErrNotFound (connector), ErrPreconditionFailed
@@ -354,22 +353,27 @@ func (s *Store) applyGroup(group []*updateRequest) {
 		failAll(err)
 		return
 	}
+	g := groupState{s: s, tx: tx, subscribed: subscribed, evses: make(map[int64]*groupEVSE)}
 	for i, r := range group {
 		if err := r.ctx.Err(); err != nil {
 			results[i].err = err
 			continue
 		}
-		e, err := s.updateInTx(ctx, tx, r, subscribed)
+		e, err := g.apply(ctx, r)
 		var de *chargenet.Error
 		switch {
 		case err == nil:
 			results[i].evse = e
 		case errors.As(err, &de):
-			results[i].err = err // refused before anything was written
+			results[i].err = err // refused: changes nothing
 		default:
 			failAll(err)
 			return
 		}
+	}
+	if err := g.write(ctx); err != nil {
+		failAll(err)
+		return
 	}
 	if err := tx.Commit(); err != nil {
 		failAll(err)
@@ -378,49 +382,97 @@ func (s *Store) applyGroup(group []*updateRequest) {
 	answer()
 }
 
-// updateInTx is one update of applyGroup (see UpdateConnector). Domain errors are
-// returned before anything is written. When subscribed (a webhook takes
-// evse.connector.updated), it records the update's event in tx.
-func (s *Store) updateInTx(ctx context.Context, tx *sql.Tx, r *updateRequest, subscribed bool) (*chargenet.EVSE, error) {
-	rows, err := tx.StmtContext(ctx, s.evseForUpdate).QueryContext(ctx, r.uid)
-	if err != nil {
-		return nil, err
+// groupState is what one group commit has read and changed: each EVSE is read once, the
+// group's updates are applied to it in memory one after the other, and write stores
+// each changed EVSE once. An update thus costs the same whether the group holds one
+// update of an EVSE or many.
+type groupState struct {
+	s          *Store
+	tx         *sql.Tx
+	subscribed bool                 // a webhook takes evse.connector.updated
+	evses      map[int64]*groupEVSE // by uid; nil for a uid that does not exist
+	order      []*groupEVSE         // the changed EVSEs, in the order of their first change
+}
+
+type groupEVSE struct {
+	e       *chargenet.EVSE
+	masks   map[int64]int // connector id → the patched fields (patchMask), OR-ed
+	changed bool
+}
+
+// apply applies one update of the group to the EVSE as the group's earlier updates left
+// it (see UpdateConnector), and returns a copy of the EVSE it produces. When
+// subscribed, it records the update's event in the transaction. Domain errors are
+// returned before anything changes.
+func (g *groupState) apply(ctx context.Context, r *updateRequest) (*chargenet.EVSE, error) {
+	ge, read := g.evses[r.uid]
+	if !read {
+		rows, err := g.tx.StmtContext(ctx, g.s.evseForUpdate).QueryContext(ctx, r.uid)
+		if err != nil {
+			return nil, err
+		}
+		evses, err := scanEVSEs(rows, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(evses) > 0 {
+			ge = &groupEVSE{e: &evses[0], masks: make(map[int64]int)}
+		}
+		g.evses[r.uid] = ge
 	}
-	evses, err := scanEVSEs(rows, 1)
-	if err != nil {
-		return nil, err
-	}
-	if len(evses) == 0 {
+	if ge == nil {
 		return nil, evseNotFound(r.uid)
 	}
-	e := &evses[0]
-	if _, err := e.UpdateConnector(r.connectorID, r.patch, r.ifMatch); err != nil {
+	if _, err := ge.e.UpdateConnector(r.connectorID, r.patch, r.ifMatch); err != nil {
 		return nil, err
 	}
-	mask, args := patchMask(r.patch)
-	args = append(args, r.uid, r.connectorID)
-	if _, err := tx.StmtContext(ctx, s.patch[mask]).ExecContext(ctx, args...); err != nil {
-		return nil, err
+	ge.masks[r.connectorID] |= patchMask(r.patch)
+	ge.e.Version++
+	ge.e.LastUpdated = r.now
+	if !ge.changed {
+		ge.changed = true
+		g.order = append(g.order, ge)
 	}
-	e.LastUpdated = r.now
-	doc, err := chargenet.EVSEJSON(e)
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.StmtContext(ctx, s.bumpVersion).QueryRowContext(ctx, formatTime(r.now), string(doc), r.uid).Scan(&e.Version); err != nil {
-		return nil, err
-	}
-	if !subscribed {
-		return e, nil
-	}
-	ev, err := chargenet.NewConnectorUpdatedEvent(e, r.connectorID, r.now)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.recordEvents(ctx, tx, ev); err != nil {
-		return nil, err
+	e := cloneEVSE(ge.e)
+	if g.subscribed {
+		ev, err := chargenet.NewConnectorUpdatedEvent(e, r.connectorID, r.now)
+		if err != nil {
+			return nil, err
+		}
+		if err := g.s.recordEvents(ctx, g.tx, ev); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
+}
+
+// write stores every changed EVSE as the group left it: the patched columns of each
+// patched connector, then the EVSE's version, last update time and JSON.
+func (g *groupState) write(ctx context.Context) error {
+	for _, ge := range g.order {
+		e := cloneEVSE(ge.e)
+		for id, mask := range ge.masks {
+			args := append(patchedValues(e.Connector(id), mask), e.UID, id)
+			if _, err := g.tx.StmtContext(ctx, g.s.patch[mask]).ExecContext(ctx, args...); err != nil {
+				return err
+			}
+		}
+		doc, err := chargenet.EVSEJSON(e)
+		if err != nil {
+			return err
+		}
+		if _, err := g.tx.StmtContext(ctx, g.s.setVersion).ExecContext(ctx, e.Version, formatTime(e.LastUpdated), string(doc), e.Version, e.UID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cloneEVSE returns a copy of e that shares no connector with it.
+func cloneEVSE(e *chargenet.EVSE) *chargenet.EVSE {
+	cp := *e
+	cp.Connectors = slices.Clone(e.Connectors)
+	return &cp
 }
 
 // EVSEDoc returns the EVSE's stored contract JSON (chargenet.EVSEJSON) and its Version,

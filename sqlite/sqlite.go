@@ -61,7 +61,7 @@ type Store struct {
 	// Write statements, prepared on write (its only connection, so a transaction
 	// reuses them through Tx.StmtContext without preparing again).
 	evseForUpdate   *sql.Stmt
-	bumpVersion     *sql.Stmt
+	setVersion      *sql.Stmt
 	patch           [1 << patchFields]*sql.Stmt // by patchMask
 	insertLocation  *sql.Stmt
 	insertEVSE      *sql.Stmt
@@ -360,8 +360,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 
 	s.evseForUpdate = p(s.write, evseByUIDQuery)
-	s.bumpVersion = p(s.write, `UPDATE evses SET version = version + 1, last_updated = ?, doc = ?, doc_version = version + 1 `+
-		`WHERE uid = ? RETURNING version`)
+	s.setVersion = p(s.write, `UPDATE evses SET version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`)
 	for mask := 1; mask < len(s.patch); mask++ {
 		s.patch[mask] = p(s.write, patchQuery(mask))
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -388,18 +389,26 @@ func BenchmarkListLocations(b *testing.B) {
 	})
 }
 
+// BenchmarkUpdateConnector measures the PATCH store transaction with GOMAXPROCS
+// writers, and with 32 as under the load harness, where the single writer commits the
+// updates waiting together in one transaction.
 func BenchmarkUpdateConnector(b *testing.B) {
-	s := benchStore(b)
-	b.RunParallel(func(pb *testing.PB) {
-		i := 0
-		for pb.Next() {
-			i++
-			p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%100 + 1))}
-			if _, err := s.UpdateConnector(context.Background(), 1002, 1, p, "", time.Now()); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	for _, writers := range []int{runtime.GOMAXPROCS(0), 32} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			s := benchStore(b)
+			b.SetParallelism((writers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					i++
+					p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%100 + 1))}
+					if _, err := s.UpdateConnector(context.Background(), 1002, 1, p, "", time.Now()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

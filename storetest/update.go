@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -367,4 +368,90 @@ func testUpdateConnectorIfMatchRace(t *testing.T, open Opener) {
 	assert.Equal(t, int64(2), final.Version)
 	assert.Equal(t, float64(100+winner), final.Connector(2).MaxElectricPower, fmt.Sprintf("writer %d's value", winner))
 	assert.Equal(t, results[winner].evse, final)
+}
+
+// testUpdateConnectorMixedGroup sends updates of several EVSEs at once, a quarter of
+// them refused by a rule, with a webhook subscribed, so that the store commits refused
+// and accepted updates of several EVSEs together: per EVSE, the accepted updates get
+// the versions 2..n+1 once each and each returns the serial replay up to it, the
+// refused ones change nothing, and exactly one event is recorded per accepted update,
+// carrying its version.
+func testUpdateConnectorMixedGroup(t *testing.T, open Opener) {
+	const writers = 60
+	s, inv := demoStore(t, open)
+	ctx := t.Context()
+	w := NewWebhook("mixed", time.Now(), chargenet.EventConnectorUpdated)
+	require.NoError(t, s.CreateWebhook(ctx, &w))
+	uids := []int64{1001, 1002, 1003}
+
+	start := make(chan struct{})
+	type result struct {
+		uid   int64
+		power float64
+		evse  *chargenet.EVSE
+		err   error
+	}
+	results := make([]result, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			r := result{uid: uids[i%len(uids)], power: float64(i) + 1}
+			if i%4 == 3 {
+				r.power = -r.power // refused: a rating must be positive
+			}
+			r.evse, r.err = s.UpdateConnector(ctx, r.uid, 1, chargenet.ConnectorPatch{MaxElectricPower: &r.power}, "", time.Now())
+			results[i] = r
+		}()
+	}
+	close(start)
+	wg.Wait()
+
+	accepted := map[int64][]result{}
+	for i, r := range results {
+		if r.power < 0 {
+			requireError(t, r.err, chargenet.ErrInvalid, chargenet.CodeInvalidBody, "maxElectricPower")
+			continue
+		}
+		require.NoError(t, r.err, "writer %d", i)
+		accepted[r.uid] = append(accepted[r.uid], r)
+	}
+	for _, uid := range uids {
+		rs := accepted[uid]
+		slices.SortFunc(rs, func(a, b result) int { return compare(a.evse.Version, b.evse.Version) })
+		c := findEVSE(inv, uid).Connectors[0]
+		for i, r := range rs {
+			require.Equal(t, int64(i+2), r.evse.Version, "EVSE %d: versions 2..%d, each once", uid, len(rs)+1)
+			c.MaxElectricPower = r.power
+			assert.Equal(t, c, *r.evse.Connector(1), "EVSE %d at version %d is the serial replay up to it", uid, r.evse.Version)
+		}
+		final, err := s.EVSE(ctx, uid)
+		require.NoError(t, err)
+		assert.Equal(t, rs[len(rs)-1].evse, final, "EVSE %d is stored as its last accepted update left it", uid)
+	}
+
+	events := map[int64][]int64{} // uid → versions
+	for _, d := range claimAll(t, s, time.Now().Add(time.Hour)) {
+		var data struct {
+			UID       int64 `json:"uid"`
+			Version   int64 `json:"version"`
+			Connector struct {
+				MaxElectricPower float64 `json:"maxElectricPower"`
+			} `json:"connector"`
+		}
+		require.NoError(t, json.Unmarshal(d.Event.Data, &data))
+		assert.Positive(t, data.Connector.MaxElectricPower, "no event of a refused update")
+		events[data.UID] = append(events[data.UID], data.Version)
+	}
+	for _, uid := range uids {
+		want := make([]int64, len(accepted[uid]))
+		for i := range want {
+			want[i] = int64(i + 2)
+		}
+		got := events[uid]
+		slices.Sort(got)
+		assert.Equal(t, want, got, "EVSE %d: one event per accepted update, with its version", uid)
+	}
 }
