@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,4 +97,28 @@ func BenchmarkPageJSON(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkPATCHParallel measures PATCH requests from 32 concurrent clients, as under the
+// load harness: the store commits the updates waiting together in one transaction, so
+// this is throughput, not the latency of one synced commit.
+func BenchmarkPATCHParallel(b *testing.B) {
+	e := benchServer(b)
+	b.ReportAllocs()
+	b.SetParallelism(32 / runtime.GOMAXPROCS(0))
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			req := httptest.NewRequest(http.MethodPatch, "/v2/evses/1002/connectors/1",
+				strings.NewReader(fmt.Sprintf(`{"maxElectricPower": %d.5}`, 1+i%400)))
+			req.Header.Set("Authorization", "Bearer "+devKey)
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			e.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				b.Fatalf("PATCH: %d %s", rec.Code, rec.Body.String())
+			}
+		}
+	})
 }

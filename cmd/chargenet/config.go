@@ -31,6 +31,8 @@ type config struct {
 	DBConnectTimeout   time.Duration
 	DBStatementTimeout time.Duration
 	KeyCacheTTL        time.Duration
+	// ReadCacheMB bounds the SQLite store's read cache, in MiB; 0 turns it off.
+	ReadCacheMB int
 	RateLimit          string
 	// ReadHeaderTimeout bounds how long a client may take to send a request's headers,
 	// the defence against slow clients holding connections (slowloris).
@@ -99,6 +101,9 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", wc, "webhook deliveries in flight at most (env CHARGENET_WEBHOOK_CONCURRENCY)")
 	fs.BoolVar(&c.WebhookDispatch, "webhook-dispatch", env("CHARGENET_WEBHOOK_DISPATCH", "true") != "false",
 		"run the webhook dispatcher in this process; false leaves delivery to other replicas (env CHARGENET_WEBHOOK_DISPATCH)")
+	rc, _ := strconv.Atoi(env("CHARGENET_READ_CACHE_MB", "32"))
+	fs.IntVar(&c.ReadCacheMB, "read-cache-mb", rc,
+		"SQLite: MiB of EVSE and location JSON kept in memory while nothing is committed to the database; 0 turns the cache off (env CHARGENET_READ_CACHE_MB)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", ttl, "how long a checked API key is trusted before the database is asked again; a revoked key stops working within it (env CHARGENET_KEY_CACHE_TTL)")
 }
 
@@ -131,6 +136,9 @@ func (c *config) Validate() error {
 	}
 	if c.Addr != "" && c.ReadHeaderTimeout <= 0 {
 		return errors.New("--read-header-timeout must be positive")
+	}
+	if c.ReadCacheMB < 0 {
+		return fmt.Errorf("--read-cache-mb %d must not be negative", c.ReadCacheMB)
 	}
 	if c.Addr != "" && c.KeyCacheTTL < 0 {
 		return errors.New("--key-cache-ttl must not be negative")
