@@ -124,8 +124,6 @@ func validToken(s string) bool {
 	return true
 }
 
-const apiKeyKey = "chargenet.apikey"
-
 // authenticationFunc returns the validator's hook for the bearer scheme: it runs for
 // every operation whose contract declares it, checks the key and its scope (bearerAuth
 // takes partner keys, ingestKey ingest keys), records the key on the Echo context and
@@ -148,7 +146,6 @@ func authenticationFunc(keys *Keys, lim *limiter) openapi3filter.AuthenticationF
 		if !ok {
 			return nil
 		}
-		c.Set(apiKeyKey, key)
 		c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), ownerKey{}, key.Name)))
 		return lim.allow(c, key.Hash)
 	}

@@ -16,8 +16,6 @@ import (
 // HeaderRequestID carries the request id on every response.
 const HeaderRequestID = "X-Request-Id"
 
-const requestIDKey = "chargenet.request_id"
-
 var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
 // requestIDMiddleware gives every request an id: the client's X-Request-Id when it is a
@@ -35,7 +33,6 @@ func requestIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			id = idEncoding.EncodeToString(b[:])
 		}
-		c.Set(requestIDKey, id)
 		c.Response().Header().Set(HeaderRequestID, id)
 		return next(c)
 	}
@@ -55,9 +52,9 @@ func validRequestID(s string) bool {
 	return true
 }
 
+// requestID returns the request's id, as requestIDMiddleware set it on the response.
 func requestID(c echo.Context) string {
-	id, _ := c.Get(requestIDKey).(string)
-	return id
+	return c.Response().Header().Get(HeaderRequestID)
 }
 
 // recoverMiddleware turns a panic into a 500 with the contract's body; the log keeps
@@ -89,15 +86,23 @@ func logMiddleware(log *slog.Logger) echo.MiddlewareFunc {
 			if err != nil {
 				c.Error(err) // write the error response now, so the status below is final
 			}
-			res := c.Response()
-			log.LogAttrs(c.Request().Context(), slog.LevelInfo, "request",
+			// The record goes straight to the handler: Logger.LogAttrs would also
+			// capture the caller's program counter, which no request line shows.
+			ctx, h := c.Request().Context(), log.Handler()
+			if !h.Enabled(ctx, slog.LevelInfo) {
+				return nil
+			}
+			res, now := c.Response(), time.Now()
+			r := slog.NewRecord(now, slog.LevelInfo, "request", 0)
+			r.AddAttrs(
 				slog.String("request_id", requestID(c)),
 				slog.String("method", c.Request().Method),
 				slog.String("path", c.Request().URL.Path),
 				slog.Int("status", res.Status),
 				slog.Int64("bytes", res.Size),
-				slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),
+				slog.Float64("latency_ms", float64(now.Sub(start).Microseconds())/1000),
 			)
+			_ = h.Handle(ctx, r) // a log line that cannot be written does not fail the request
 			return nil
 		}
 	}
