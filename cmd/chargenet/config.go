@@ -33,7 +33,7 @@ type config struct {
 	KeyCacheTTL        time.Duration
 	// ReadCacheMB bounds the SQLite store's read cache, in MiB; 0 turns it off.
 	ReadCacheMB int
-	RateLimit          string
+	RateLimit   string
 	// ReadHeaderTimeout bounds how long a client may take to send a request's headers,
 	// the defence against slow clients holding connections (slowloris).
 	ReadHeaderTimeout time.Duration
