@@ -3,6 +3,7 @@ package chargenet
 import (
 	"context"
 	"crypto/sha256"
+	"sync/atomic"
 	"time"
 )
 
@@ -103,6 +104,32 @@ type EVSEDocs interface {
 	// EVSEDoc returns the EVSE's JSON and its Version, read in one snapshot.
 	// ErrNotFound if there is none.
 	EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error)
+}
+
+// EventAnnouncer is implemented by stores that announce the deliveries they queue:
+// after every commit that queued at least one webhook delivery (a PATCH or a status
+// notification with a subscriber), they call the function set with OnEvents, so that a
+// dispatcher in the same process delivers at once instead of at its next poll. A change
+// without a subscriber announces nothing.
+type EventAnnouncer interface {
+	OnEvents(f func())
+}
+
+// Announcer implements EventAnnouncer for a store that embeds it: the store calls
+// Announce after a commit that queued deliveries. The zero value announces to nobody.
+// Safe for concurrent use.
+type Announcer struct {
+	f atomic.Pointer[func()]
+}
+
+// OnEvents sets the function Announce calls; nil removes it.
+func (a *Announcer) OnEvents(f func()) { a.f.Store(&f) }
+
+// Announce calls the function set with OnEvents, if any.
+func (a *Announcer) Announce() {
+	if f := a.f.Load(); f != nil && *f != nil {
+		(*f)()
+	}
 }
 
 // LocationDoc is a location's ID and its contract JSON.

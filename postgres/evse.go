@@ -278,6 +278,7 @@ func patchSet(p chargenet.ConnectorPatch, first int) (string, []any) {
 // an error is returned.
 func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
 	var e chargenet.EVSE
+	var queued bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var er evseRow
 		err := tx.QueryRow(ctx, `SELECT `+evseColumns+` FROM evses WHERE uid = $1 FOR UPDATE`, uid).Scan(er.dest()...)
@@ -310,10 +311,14 @@ func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, pat
 		if err != nil {
 			return err
 		}
-		return recordEvents(ctx, tx, ev)
+		queued, err = recordEvents(ctx, tx, ev)
+		return err
 	})
 	if err != nil {
 		return nil, s.wrap("update connector", err)
+	}
+	if queued {
+		s.Announce()
 	}
 	return &e, nil
 }

@@ -147,10 +147,15 @@ func (o Options) apply(cfg *pgxpool.Config) error {
 // Store is a chargenet.Store over a PostgreSQL database. Create it with Open; it is safe
 // for concurrent use.
 type Store struct {
+	chargenet.Announcer // announces committed webhook deliveries (chargenet.EventAnnouncer)
+
 	pool *pgxpool.Pool
 }
 
-var _ chargenet.Store = (*Store)(nil)
+var (
+	_ chargenet.Store          = (*Store)(nil)
+	_ chargenet.EventAnnouncer = (*Store)(nil)
+)
 
 // Open connects to the database at url (a postgres:// URL or a key=value connection
 // string), applies the pending migrations (see Migrate) and returns the store.

@@ -67,22 +67,25 @@ func webhookNotFound(id string) error {
 
 // recordEvents writes events to the outbox in the caller's transaction tx: each event
 // is stored only when some webhook subscribes to its type, and then queued, due at the
-// event's time, for every subscribed webhook. Errors are the driver's, unwrapped.
-func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) error {
+// event's time, for every subscribed webhook. It reports whether any was queued: the
+// caller announces them (chargenet.Announcer) once the transaction is committed.
+// Errors are the driver's, unwrapped.
+func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (queued bool, err error) {
 	for _, ev := range events {
 		at := stamp(ev.Time)
 		tag, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, at, string(ev.Data))
 		if err != nil {
-			return err
+			return false, err
 		}
 		if tag.RowsAffected() == 0 {
 			continue // no subscriber: nothing to deliver
 		}
 		if _, err := tx.Exec(ctx, fanOutQuery, ev.ID, at, ev.Type); err != nil {
-			return err
+			return false, err
 		}
+		queued = true
 	}
-	return nil
+	return queued, nil
 }
 
 // webhookRow receives the webhookColumns of one row.
@@ -501,6 +504,7 @@ func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.Status
 	note := *n
 	note.Timestamp = stamp(n.Timestamp)
 	var out *chargenet.StatusResult
+	var queued bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		evses, err := lockChargebox(ctx, tx, note.ChargeboxID)
 		if err != nil {
@@ -529,7 +533,7 @@ func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.Status
 				}
 			}
 		}
-		if err := recordEvents(ctx, tx, plan.Events...); err != nil {
+		if queued, err = recordEvents(ctx, tx, plan.Events...); err != nil {
 			return err
 		}
 		out = &plan.Result
@@ -537,6 +541,9 @@ func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.Status
 	})
 	if err != nil {
 		return nil, s.wrap("apply status notification", err)
+	}
+	if queued {
+		s.Announce()
 	}
 	return out, nil
 }

@@ -40,8 +40,10 @@ type Config struct {
 	// AllowInsecureWebhooks accepts webhook URLs with http and non-public hosts
 	// (development only).
 	AllowInsecureWebhooks bool
-	// Notify is called after a change that produced events, so that a dispatcher in the
-	// same process can deliver them at once; nil does nothing.
+	// Notify is called after a webhook is enabled again, so that a dispatcher in the
+	// same process delivers what waited for it at once; nil does nothing. (Events of
+	// PATCH and status notifications are announced by the store: see
+	// chargenet.EventAnnouncer.)
 	Notify func()
 }
 
@@ -278,7 +280,6 @@ func (s *Server) UpdateConnector(ctx context.Context, req gen.UpdateConnectorReq
 	if err != nil {
 		return nil, err
 	}
-	s.notify()
 	etag := e.ETag()
 	return gen.UpdateConnector200JSONResponse{Body: EVSEToAPI(e), Headers: gen.UpdateConnector200ResponseHeaders{ETag: &etag}}, nil
 }

@@ -172,9 +172,6 @@ func (s *Server) IngestStatusNotification(ctx context.Context, req gen.IngestSta
 	out := gen.IngestStatusNotification200JSONResponse{Applied: res.Applied, Evses: make([]gen.EvseStatusResult, len(res.EVSEs))}
 	for i, c := range res.EVSEs {
 		out.Evses[i] = gen.EvseStatusResult{Uid: c.UID, Status: gen.EvseStatus(c.Status), PreviousStatus: gen.EvseStatus(c.Previous), Version: c.Version}
-		if c.Status != c.Previous {
-			s.notify()
-		}
 	}
 	return out, nil
 }

@@ -379,6 +379,9 @@ func (s *Store) applyGroup(group []*updateRequest) {
 		failAll(err)
 		return
 	}
+	if g.queued {
+		s.Announce()
+	}
 	answer()
 }
 
@@ -390,6 +393,7 @@ type groupState struct {
 	s          *Store
 	tx         *sql.Tx
 	subscribed bool                 // a webhook takes evse.connector.updated
+	queued     bool                 // an update queued a webhook delivery
 	evses      map[int64]*groupEVSE // by uid; nil for a uid that does not exist
 	order      []*groupEVSE         // the changed EVSEs, in the order of their first change
 }
@@ -439,9 +443,11 @@ func (g *groupState) apply(ctx context.Context, r *updateRequest) (*chargenet.EV
 		if err != nil {
 			return nil, err
 		}
-		if err := g.s.recordEvents(ctx, g.tx, ev); err != nil {
+		queued, err := g.s.recordEvents(ctx, g.tx, ev)
+		if err != nil {
 			return nil, err
 		}
+		g.queued = g.queued || queued
 	}
 	return e, nil
 }

@@ -44,6 +44,8 @@ const busyTimeout = 10 * time.Second
 // Store is a chargenet.Store over one SQLite database. Create it with Open; it is safe
 // for concurrent use.
 type Store struct {
+	chargenet.Announcer // announces committed webhook deliveries (chargenet.EventAnnouncer)
+
 	write *sql.DB // one connection; every write goes through it
 	read  *sql.DB // query_only connections; the same *sql.DB as write for ":memory:"
 
@@ -88,7 +90,10 @@ type Store struct {
 	closeErr  error
 }
 
-var _ chargenet.Store = (*Store)(nil)
+var (
+	_ chargenet.Store          = (*Store)(nil)
+	_ chargenet.EventAnnouncer = (*Store)(nil)
+)
 
 // Open opens the database at path, creating the file and its parent directory if they
 // do not exist, applies the pending migrations (see Migrate) and prepares the store's

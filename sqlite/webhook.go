@@ -50,23 +50,25 @@ func webhookNotFound(id string) error {
 }
 
 // recordEvents writes events to the outbox in the caller's transaction, queued for
-// every subscribed webhook.
-func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargenet.Event) error {
+// every subscribed webhook. It reports whether any was queued: the caller announces
+// them (chargenet.Announcer) once the transaction is committed.
+func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargenet.Event) (queued bool, err error) {
 	insert, fanOut := tx.StmtContext(ctx, s.insertEvent), tx.StmtContext(ctx, s.fanOut)
 	for _, ev := range events {
 		at := formatTime(ev.Time)
 		res, err := insert.ExecContext(ctx, ev.ID, ev.Type, at, string(ev.Data), ev.Type)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			continue // no subscriber: nothing to deliver
 		}
 		if _, err := fanOut.ExecContext(ctx, ev.ID, at, ev.Type); err != nil {
-			return err
+			return false, err
 		}
+		queued = true
 	}
-	return nil
+	return queued, nil
 }
 
 type webhookRow struct {
@@ -484,6 +486,7 @@ func (s *Store) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 // driver errors.
 func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, now time.Time) (*chargenet.StatusResult, error) {
 	var out *chargenet.StatusResult
+	var queued bool
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+evseRowColumns+` FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid `+
 			`WHERE e.chargebox_id = ? ORDER BY e.uid, c.id`, n.ChargeboxID)
@@ -522,7 +525,7 @@ func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.Status
 				}
 			}
 		}
-		if err := s.recordEvents(ctx, tx, plan.Events...); err != nil {
+		if queued, err = s.recordEvents(ctx, tx, plan.Events...); err != nil {
 			return err
 		}
 		out = &plan.Result
@@ -530,6 +533,9 @@ func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.Status
 	})
 	if err != nil {
 		return nil, wrap("apply status notification", err)
+	}
+	if queued {
+		s.Announce()
 	}
 	return out, nil
 }

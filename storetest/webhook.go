@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"sync/atomic"
 	"time"
 
 	"github.com/chargenet/chargenet"
@@ -440,4 +441,44 @@ func testStatusNotification(t *testing.T, open Opener) {
 			assert.Equal(t, fmt.Sprint(k), e.Connector(cid).Error.Info)
 		}
 	})
+}
+
+// testAnnounce checks chargenet.EventAnnouncer: the store calls the function once per
+// commit that queued deliveries, before the change returns, and never for a change
+// without a subscriber or a refused one.
+func testAnnounce(t *testing.T, open Opener) {
+	s, _ := demoStore(t, open)
+	ctx := t.Context()
+	a, ok := s.(chargenet.EventAnnouncer)
+	require.True(t, ok, "%T announces its events", s)
+	var n atomic.Int64
+	a.OnEvents(func() { n.Add(1) })
+	patch := func(power float64) error {
+		_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", now())
+		return err
+	}
+	status := func(ocpp string, at time.Time) {
+		code := chargenet.ErrorCode("NoError")
+		if ocpp == "Faulted" {
+			code = "GroundFailure"
+		}
+		_, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 501, ConnectorID: 1, Status: ocpp,
+			ErrorCode: code, Timestamp: at}, at)
+		require.NoError(t, err)
+	}
+
+	require.NoError(t, patch(11))
+	status("Faulted", now())
+	assert.Zero(t, n.Load(), "no subscriber: nothing to announce")
+
+	w := NewWebhook("p", now(), chargenet.EventConnectorUpdated, chargenet.EventStatusChanged)
+	require.NoError(t, s.CreateWebhook(ctx, &w))
+	require.NoError(t, patch(12))
+	assert.Equal(t, int64(1), n.Load(), "a PATCH with a subscriber is announced before it returns")
+	require.Error(t, patch(-1))
+	assert.Equal(t, int64(1), n.Load(), "a refused PATCH queues nothing")
+	status("Available", now())
+	assert.Equal(t, int64(2), n.Load(), "a status change with a subscriber is announced")
+	status("Available", now())
+	assert.Equal(t, int64(2), n.Load(), "a notification that changes no status queues nothing")
 }

@@ -194,6 +194,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	dctx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
 	dispatched := make(chan struct{})
 	if cfg.WebhookDispatch {
+		if a, ok := store.(chargenet.EventAnnouncer); ok {
+			a.OnEvents(dispatcher.Notify) // deliver queued events at once, not at the next poll
+		}
 		go func() { defer close(dispatched); dispatcher.Run(dctx) }()
 	} else {
 		close(dispatched)
