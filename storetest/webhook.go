@@ -3,8 +3,8 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
-	"testing"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/chargenet/chargenet"
