@@ -53,7 +53,7 @@ serve() {
 	local db=$1 port=$2
 	shift 2
 	CHARGENET_API_KEYS=$BENCH_KEY "$OUT/bin/chargenet" serve --database "sqlite:$db" --addr "127.0.0.1:$port" \
-		--cursor-secret "$SECRET" --rate-limit 0 "$@" >"$OUT/serve.log" 2>&1 &
+		--cursor-secret "$SECRET" --rate-limit 0 "$@" >"${SERVE_LOG:-$OUT/serve.log}" 2>&1 &
 	SERVE_PID=$!
 	PIDS+=("$SERVE_PID")
 	wait_http "http://127.0.0.1:$port/readyz" 60

@@ -24,7 +24,7 @@ SIZE=$(du -b "$DB" | awk '{printf "%.0f MB", $1 / 1e6}')
 say "import took $IMPORT; database $SIZE"
 
 PORT=$(free_port)
-serve "$DB" "$PORT"
+serve "$DB" "$PORT" --read-cache-mb 0 # every page read from the database: the keyset reads are measured
 RAW=$OUT/scale-raw.tsv
 : >"$RAW"
 depths=(0)

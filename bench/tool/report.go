@@ -156,6 +156,22 @@ func report(w io.Writer, raw, rss, conns, duration, rounds, deep string) error {
 	fmt.Fprintf(w, "\nDeep page / first page, full stack, p50 latency: %.2f (goal ≤ 1.2). "+
 		"PATCH p99 at %s connections: %.2f ms (goal < 10 ms). Peak RSS of the server: %s MB (goal < 150 MB).\n",
 		deepP50/firstP50, conns, collect(samples, "patch", "full", p99Of).med, rss)
+
+	fmt.Fprintf(w, "\nThe same reads from a second `chargenet serve` on the same database with its read cache off "+
+		"(`--read-cache-mb 0`): every request reads SQLite.\n\n")
+	fmt.Fprintln(w, "| endpoint | uncached req/s | uncached p50 / p99 ms | uncached / ceiling | uncached / Prism |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, t := range targets {
+		if !t.prism || t.endpoint == "event_types" {
+			continue
+		}
+		un := collect(samples, t.endpoint, "uncached", rpsOf)
+		fmt.Fprintf(w, "| %s | %s | %s / %s | %.0f %% | %.1f× |\n", t.label, un.rps(),
+			collect(samples, t.endpoint, "uncached", p50Of).ms(), collect(samples, t.endpoint, "uncached", p99Of).ms(),
+			100*un.med/collect(samples, t.endpoint, "ceiling", rpsOf).med, un.med/collect(samples, t.endpoint, "prism", rpsOf).med)
+	}
+	fmt.Fprintf(w, "\nDeep page / first page, uncached, p50 latency: %.2f.\n",
+		collect(samples, "locations_deep", "uncached", p50Of).med/collect(samples, "locations", "uncached", p50Of).med)
 	return nil
 }
 
@@ -167,7 +183,8 @@ func scaleReport(w io.Writer, raw, rss, importTime, dbSize, n string) error {
 	fmt.Fprintf(w, "# Scale results (`make bench-scale`)\n\n")
 	machine(w)
 	fmt.Fprintf(w, "%s generated locations (seed 42) imported with `chargenet import` into an empty SQLite database in %s "+
-		"(decode, schema and rule checks, one transaction); database size %s. Then `chargenet serve` on it: a 25-item "+
+		"(decode, schema and rule checks, one transaction); database size %s. Then `chargenet serve` on it with its "+
+		"read cache off (`--read-cache-mb 0`, so that every request is a keyset read of the database): a 25-item "+
 		"page of `GET /v1/locations` at each depth, with wrk (8 connections), medians over the rounds.\n\n", n, importTime, dbSize)
 	fmt.Fprintln(w, "| depth | req/s | p50 ms | p99 ms | p50 / depth 0 |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
