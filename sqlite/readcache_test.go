@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,4 +234,42 @@ func TestReadCacheMemoryDatabase(t *testing.T) {
 	s := MustOpenMemoryDB(t)
 	_, _, on := s.ReadCacheStatsForTest()
 	assert.False(t, on, "an in-memory database has no WAL index to watch")
+}
+
+// BenchmarkEVSEDoc reads an EVSE's JSON with the read cache on (every read after the
+// first is a hit) and off (every read is a statement).
+func BenchmarkEVSEDoc(b *testing.B) {
+	for _, cache := range []int{sqlite.DefaultReadCacheSize, 0} {
+		b.Run(fmt.Sprintf("cache=%d", cache), func(b *testing.B) {
+			s := benchStore(b)
+			s.SetReadCacheSize(cache)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, _, err := s.EVSEDoc(context.Background(), 1002); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkListLocationDocs reads a page of 26 locations' JSON with the read cache on
+// and off.
+func BenchmarkListLocationDocs(b *testing.B) {
+	for _, cache := range []int{sqlite.DefaultReadCacheSize, 0} {
+		b.Run(fmt.Sprintf("cache=%d", cache), func(b *testing.B) {
+			s := benchStore(b)
+			s.SetReadCacheSize(cache)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.ListLocationDocs(context.Background(), chargenet.Seek[string]{Key: "LOC-0050", HasKey: true, Limit: 26}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }
