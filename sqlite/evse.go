@@ -456,7 +456,7 @@ func (g *groupState) apply(ctx context.Context, r *updateRequest) (*chargenet.EV
 // patched connector, then the EVSE's version, last update time and JSON.
 func (g *groupState) write(ctx context.Context) error {
 	for _, ge := range g.order {
-		e := cloneEVSE(ge.e)
+		e := ge.e
 		for id, mask := range ge.masks {
 			args := append(patchedValues(e.Connector(id), mask), e.UID, id)
 			if _, err := g.tx.StmtContext(ctx, g.s.patch[mask]).ExecContext(ctx, args...); err != nil {
