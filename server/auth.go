@@ -126,9 +126,9 @@ func validToken(s string) bool {
 
 // authenticationFunc returns the validator's hook for the bearer scheme: it runs for
 // every operation whose contract declares it, checks the key and its scope (bearerAuth
-// takes partner keys, ingestKey ingest keys), records the key on the Echo context and
-// its name (the owner of the webhooks it creates) on the request context, and counts
-// the request against the key's rate limit.
+// takes partner keys, ingestKey ingest keys), records the key's name (the owner of the
+// webhooks it creates) on the request context, and counts the request against the
+// key's rate limit.
 func authenticationFunc(keys *Keys, lim *limiter) openapi3filter.AuthenticationFunc {
 	return func(ctx context.Context, in *openapi3filter.AuthenticationInput) error {
 		key, err := keys.Authenticate(ctx, in.RequestValidationInput.Request.Header.Values("Authorization"))

@@ -46,3 +46,11 @@ func (s *Store) ReadCacheStatsForTest() (hits, misses uint64, on bool) {
 	}
 	return s.cache.hits.Load(), s.cache.misses.Load(), true
 }
+
+// ReadCacheProbeRefsForTest returns how many open stores of this process share the
+// store's WAL-index probe.
+func (s *Store) ReadCacheProbeRefsForTest() int {
+	probes.mu.Lock()
+	defer probes.mu.Unlock()
+	return s.cache.probe.refs
+}

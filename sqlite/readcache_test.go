@@ -230,6 +230,48 @@ func TestReadCacheSize(t *testing.T) {
 	assert.Equal(t, uint64(80), misses, "40 EVSEs do not fit in 16 KiB: the first read of each misses every round")
 }
 
+// TestReadCacheSharedProbe opens two stores on one file: they share one mapping of the
+// WAL index (closing a second descriptor of the file would drop the other store's
+// locks), and the one left open keeps a working cache after the other closes.
+func TestReadCacheSharedProbe(t *testing.T) {
+	s, path := openDemo(t)
+	requireCacheOn(t, s)
+	other, err := sqlite.Open(t.Context(), path)
+	require.NoError(t, err)
+	assert.Equal(t, 2, s.ReadCacheProbeRefsForTest(), "two stores, one probe")
+	require.NoError(t, other.Close())
+	assert.Equal(t, 1, s.ReadCacheProbeRefsForTest())
+
+	requireFresh(t, s, 1002)
+	hits, _, _ := s.ReadCacheStatsForTest()
+	requireFresh(t, s, 1002)
+	hitsAfter, _, _ := s.ReadCacheStatsForTest()
+	assert.Equal(t, hits+1, hitsAfter, "the cache still serves")
+	patchAndAdd(t, s)
+	_, v := requireFresh(t, s, 1002)
+	assert.Equal(t, int64(2), v, "and still sees commits")
+}
+
+// TestReadCacheStaleProbe removes the WAL index file under an open store, as SQLite
+// does when the last connection anywhere closes: the probe notices within its check
+// interval and the cache stops serving, while the answers stay right.
+func TestReadCacheStaleProbe(t *testing.T) {
+	s, path := openDemo(t)
+	requireCacheOn(t, s)
+	requireFresh(t, s, 1002)
+	require.NoError(t, os.Remove(path+"-shm"))
+	time.Sleep(150 * time.Millisecond) // past walProbeCheckInterval
+	hits, _, _ := s.ReadCacheStatsForTest()
+	for range 3 {
+		requireFresh(t, s, 1002)
+	}
+	hitsAfter, _, _ := s.ReadCacheStatsForTest()
+	assert.Equal(t, hits, hitsAfter, "a probe whose file is gone serves nothing")
+	patchAndAdd(t, s)
+	_, v := requireFresh(t, s, 1002)
+	assert.Equal(t, int64(2), v)
+}
+
 func TestReadCacheMemoryDatabase(t *testing.T) {
 	s := MustOpenMemoryDB(t)
 	_, _, on := s.ReadCacheStatsForTest()
