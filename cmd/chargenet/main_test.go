@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -142,6 +144,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"chargenet", "serve", "--webhook-timeout", "0s"}, errUsage},
 		{[]string{"chargenet", "serve", "--webhook-poll", "0s"}, errUsage},
 		{[]string{"chargenet", "serve", "--webhook-concurrency", "0"}, errUsage},
+		{[]string{"chargenet", "serve", "--read-cache-mb", "-1"}, errUsage},
 		{[]string{"chargenet", "import"}, errUsage},
 		{[]string{"chargenet", "apikey"}, errUsage},
 		{[]string{"chargenet", "apikey", "create"}, errUsage},
@@ -162,6 +165,18 @@ func TestUsage(t *testing.T) {
 	assert.Contains(t, out.String(), "chargenet serve")
 	err := run(context.Background(), []string{"chargenet", "serve"}, env(map[string]string{"CHARGENET_API_KEYS": "short"}), &out, &errOut)
 	assert.ErrorIs(t, err, errUsage, "development keys shorter than 16 characters are refused")
+}
+
+func TestTuneGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	tuneGC(env(map[string]string{"GOGC": "50"}))
+	assert.Equal(t, 100, debug.SetGCPercent(100), "GOGC in the environment is left to the runtime")
+	tuneGC(env(map[string]string{"GOMEMLIMIT": "1GiB"}))
+	assert.Equal(t, 100, debug.SetGCPercent(100), "so is GOMEMLIMIT")
+	tuneGC(env(nil))
+	assert.Equal(t, gcPercent, debug.SetGCPercent(100), "serve's default")
+	assert.Equal(t, int64(gcMemoryLimit), debug.SetMemoryLimit(-1), "with the soft limit")
 }
 
 func TestParseSchedule(t *testing.T) {
