@@ -107,6 +107,10 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", ttl, "how long a checked API key is trusted before the database is asked again; a revoked key stops working within it (env CHARGENET_KEY_CACHE_TTL)")
 }
 
+// maxReadCacheMB bounds --read-cache-mb (64 GiB): beyond it a cache is a mistake, and
+// the size in bytes must not overflow.
+const maxReadCacheMB = 64 << 10
+
 // Validate checks the configuration and returns the first problem found.
 func (c *config) Validate() error {
 	if _, _, err := parseDatabase(c.Database); err != nil {
@@ -137,8 +141,8 @@ func (c *config) Validate() error {
 	if c.Addr != "" && c.ReadHeaderTimeout <= 0 {
 		return errors.New("--read-header-timeout must be positive")
 	}
-	if c.ReadCacheMB < 0 {
-		return fmt.Errorf("--read-cache-mb %d must not be negative", c.ReadCacheMB)
+	if c.ReadCacheMB < 0 || c.ReadCacheMB > maxReadCacheMB {
+		return fmt.Errorf("--read-cache-mb %d must be between 0 and %d", c.ReadCacheMB, maxReadCacheMB)
 	}
 	if c.Addr != "" && c.KeyCacheTTL < 0 {
 		return errors.New("--key-cache-ttl must not be negative")

@@ -145,6 +145,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"chargenet", "serve", "--webhook-poll", "0s"}, errUsage},
 		{[]string{"chargenet", "serve", "--webhook-concurrency", "0"}, errUsage},
 		{[]string{"chargenet", "serve", "--read-cache-mb", "-1"}, errUsage},
+		{[]string{"chargenet", "serve", "--read-cache-mb", "9007199254740993"}, errUsage},
 		{[]string{"chargenet", "import"}, errUsage},
 		{[]string{"chargenet", "apikey"}, errUsage},
 		{[]string{"chargenet", "apikey", "create"}, errUsage},
