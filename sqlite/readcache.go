@@ -29,10 +29,10 @@ type walVersion [walIndexHeaderWords]uint32
 // state or a newer one, and an unchanged version means there is no newer one. A commit
 // by this store, by another connection or by another process (`chargenet import`
 // beside a running server) changes the version and so retires every entry at once;
-// there is no invalidation to forget. Without a probe (an in-memory database, a system
-// without mmap) nothing is cached.
+// there is no invalidation to forget. A store that cannot map the header (an in-memory
+// database, a system without mmap) has no cache.
 type readCache struct {
-	probe *walProbe
+	probe *walProbe // never nil
 
 	limit atomic.Int64 // bound in bytes; 0: off
 
@@ -57,10 +57,10 @@ func newReadCache(probe *walProbe, limit int) *readCache {
 }
 
 // version returns the database's current version, and false when nothing may be
-// served from or stored in the cache now (no probe, the cache is off, a commit is
-// updating the header).
+// served from or stored in the cache now (no cache, the cache is off, the probe cannot
+// vouch for the header).
 func (c *readCache) version() (walVersion, bool) {
-	if c == nil || c.probe == nil || c.limit.Load() == 0 {
+	if c == nil || c.limit.Load() == 0 {
 		return walVersion{}, false
 	}
 	return c.probe.version()
