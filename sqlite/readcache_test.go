@@ -281,25 +281,24 @@ func TestReadCacheMemoryDatabase(t *testing.T) {
 // BenchmarkEVSEDoc reads an EVSE's JSON with the read cache on (every read after the
 // first is a hit) and off (every read is a statement).
 func BenchmarkEVSEDoc(b *testing.B) {
-	for _, cache := range []int{sqlite.DefaultReadCacheSize, 0} {
-		b.Run(fmt.Sprintf("cache=%d", cache), func(b *testing.B) {
-			s := benchStore(b)
-			s.SetReadCacheSize(cache)
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if _, _, err := s.EVSEDoc(context.Background(), 1002); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		})
-	}
+	benchCacheOnOff(b, func(s *sqlite.Store) error {
+		_, _, err := s.EVSEDoc(context.Background(), 1002)
+		return err
+	})
 }
 
 // BenchmarkListLocationDocs reads a page of 26 locations' JSON with the read cache on
 // and off.
 func BenchmarkListLocationDocs(b *testing.B) {
+	benchCacheOnOff(b, func(s *sqlite.Store) error {
+		_, err := s.ListLocationDocs(context.Background(), chargenet.Seek[string]{Key: "LOC-0050", HasKey: true, Limit: 26})
+		return err
+	})
+}
+
+// benchCacheOnOff runs read in parallel on the demo inventory, with the default read
+// cache and with none.
+func benchCacheOnOff(b *testing.B, read func(*sqlite.Store) error) {
 	for _, cache := range []int{sqlite.DefaultReadCacheSize, 0} {
 		b.Run(fmt.Sprintf("cache=%d", cache), func(b *testing.B) {
 			s := benchStore(b)
@@ -307,7 +306,7 @@ func BenchmarkListLocationDocs(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := s.ListLocationDocs(context.Background(), chargenet.Seek[string]{Key: "LOC-0050", HasKey: true, Limit: 26}); err != nil {
+					if err := read(s); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -395,20 +395,24 @@ func BenchmarkListLocations(b *testing.B) {
 func BenchmarkUpdateConnector(b *testing.B) {
 	for _, writers := range []int{runtime.GOMAXPROCS(0), 32} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
-			s := benchStore(b)
-			b.SetParallelism((writers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-			b.RunParallel(func(pb *testing.PB) {
-				i := 0
-				for pb.Next() {
-					i++
-					p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%100 + 1))}
-					if _, err := s.UpdateConnector(context.Background(), 1002, 1, p, "", time.Now()); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+			benchUpdates(b, benchStore(b), writers)
 		})
 	}
+}
+
+// benchUpdates runs b.N updates of one connector from about writers goroutines.
+func benchUpdates(b *testing.B, s *sqlite.Store, writers int) {
+	b.SetParallelism((writers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%100 + 1))}
+			if _, err := s.UpdateConnector(context.Background(), 1002, 1, p, "", time.Now()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -423,16 +427,7 @@ func BenchmarkUpdateConnectorSubscribed(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		i := 0
-		for pb.Next() {
-			i++
-			p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%100 + 1))}
-			if _, err := s.UpdateConnector(context.Background(), 1002, 1, p, "", time.Now()); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchUpdates(b, s, runtime.GOMAXPROCS(0))
 }
 
 // TestEventsKeptWhilePending checks that an event row lives exactly as long as a

@@ -334,24 +334,15 @@ func testUpdateConnectorIfMatchRace(t *testing.T, open Opener) {
 	const writers = 16
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
-	start := make(chan struct{})
 	type result struct {
 		evse *chargenet.EVSE
 		err  error
 	}
 	results := make([]result, writers)
-	var wg sync.WaitGroup
-	for i := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			e, err := s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(100 + i))}, `"1"`, time.Now())
-			results[i] = result{e, err}
-		}()
-	}
-	close(start)
-	wg.Wait()
+	atOnce(writers, func(i int) {
+		e, err := s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(100 + i))}, `"1"`, time.Now())
+		results[i] = result{e, err}
+	})
 
 	winner := -1
 	for i, r := range results {
@@ -384,7 +375,6 @@ func testUpdateConnectorMixedGroup(t *testing.T, open Opener) {
 	require.NoError(t, s.CreateWebhook(ctx, &w))
 	uids := []int64{1001, 1002, 1003}
 
-	start := make(chan struct{})
 	type result struct {
 		uid   int64
 		power float64
@@ -392,22 +382,14 @@ func testUpdateConnectorMixedGroup(t *testing.T, open Opener) {
 		err   error
 	}
 	results := make([]result, writers)
-	var wg sync.WaitGroup
-	for i := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			r := result{uid: uids[i%len(uids)], power: float64(i) + 1}
-			if i%4 == 3 {
-				r.power = -r.power // refused: a rating must be positive
-			}
-			r.evse, r.err = s.UpdateConnector(ctx, r.uid, 1, chargenet.ConnectorPatch{MaxElectricPower: &r.power}, "", time.Now())
-			results[i] = r
-		}()
-	}
-	close(start)
-	wg.Wait()
+	atOnce(writers, func(i int) {
+		r := result{uid: uids[i%len(uids)], power: float64(i) + 1}
+		if i%4 == 3 {
+			r.power = -r.power // refused: a rating must be positive
+		}
+		r.evse, r.err = s.UpdateConnector(ctx, r.uid, 1, chargenet.ConnectorPatch{MaxElectricPower: &r.power}, "", time.Now())
+		results[i] = r
+	})
 
 	accepted := map[int64][]result{}
 	for i, r := range results {
@@ -454,4 +436,20 @@ func testUpdateConnectorMixedGroup(t *testing.T, open Opener) {
 		slices.Sort(got)
 		assert.Equal(t, want, got, "EVSE %d: one event per accepted update, with its version", uid)
 	}
+}
+
+// atOnce runs f(0) … f(n-1) in n goroutines released together, and waits for them.
+func atOnce(n int, f func(i int)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			f(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
 }
