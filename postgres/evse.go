@@ -2,12 +2,12 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/groupcommit"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -234,91 +234,29 @@ func loadConnectors(ctx context.Context, q interface {
 	return rows.Err()
 }
 
-// patchSet returns the SET list of an UPDATE of connectors that writes exactly the
-// fields patch sets, with placeholders numbered from first, and their values.
-func patchSet(p chargenet.ConnectorPatch, first int) (string, []any) {
-	var set []string
-	var args []any
-	add := func(column string, v any) {
-		set = append(set, column+" = $"+strconv.Itoa(first+len(args)))
-		args = append(args, v)
-	}
-	if p.Standard != nil {
-		add("standard", string(*p.Standard))
-	}
-	if p.Format != nil {
-		add("format", string(*p.Format))
-	}
-	if p.MaxElectricPower != nil {
-		add("max_electric_power", *p.MaxElectricPower)
-	}
-	if p.MaxAmperage != nil {
-		add("max_amperage", *p.MaxAmperage)
-	}
-	if p.MaxVoltage != nil {
-		add("max_voltage", *p.MaxVoltage)
-	}
-	return strings.Join(set, ", "), args
-}
-
-// UpdateConnector applies patch to connector connectorID of EVSE uid in one
-// transaction: it locks the EVSE's row (SELECT ... FOR UPDATE, so concurrent updates of
-// one EVSE queue and each sees the previous one's result), reads its connectors, lets
-// (*chargenet.EVSE).UpdateConnector check the request, writes only the columns the
-// patch sets, increments the EVSE's Version, sets its LastUpdated to now (UTC, to the
-// microsecond, as stored), records the evse.connector.updated event (see recordEvents)
-// and returns the EVSE as committed. The update and its event commit or roll back
-// together.
+// UpdateConnector applies patch to connector connectorID of EVSE uid and returns the
+// EVSE as committed: (*chargenet.EVSE).UpdateConnector checks the request, only the
+// columns the patch sets are written, the EVSE's Version is incremented, its LastUpdated
+// set to now (UTC, to the microsecond, as stored) and its stored JSON rewritten, and the
+// evse.connector.updated event is recorded when a webhook subscribes to it. The update
+// and its event commit or roll back together.
+//
+// Concurrent updates and status notifications of this store are group-committed (see
+// internal/groupcommit): the changes waiting at the same time share one transaction and
+// one WAL flush; the group locks the rows of the EVSEs it changes (SELECT ... FOR UPDATE,
+// in uid order, so writers through other replicas queue on them), applies its changes in
+// memory in turn, each seeing the ones before it, and writes each changed EVSE once.
 //
 // Errors: an ErrNotFound *chargenet.Error with Param "uid" if the EVSE does not exist;
 // from the domain rules, unchanged, ErrNotFound (connector), ErrPreconditionFailed
 // (ifMatch), ErrConflict (deleted connector) and ErrInvalid (the patched connector
-// breaks a rule); otherwise wrapped driver or context errors, wrapping
-// chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
-// an error is returned.
+// breaks a rule); ctx's error if it ends before the update is taken; otherwise wrapped
+// driver errors, wrapping chargenet.ErrUnavailable if the database cannot be reached or
+// the store is closed. Nothing is written when an error is returned.
 func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
-	var e chargenet.EVSE
-	var queued bool
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var er evseRow
-		err := tx.QueryRow(ctx, `SELECT `+evseColumns+` FROM evses WHERE uid = $1 FOR UPDATE`, uid).Scan(er.dest()...)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return evseNotFound(uid)
-		}
-		if err != nil {
-			return err
-		}
-		// Read after the lock is held: the connectors as the previous writer left them.
-		evses := []chargenet.EVSE{er.evse()}
-		if err := loadConnectors(ctx, tx, evses); err != nil {
-			return err
-		}
-		e = evses[0]
-		if _, err := e.UpdateConnector(connectorID, patch, ifMatch); err != nil {
-			return err
-		}
-		set, args := patchSet(patch, 3)
-		if _, err := tx.Exec(ctx, `UPDATE connectors SET `+set+` WHERE evse_uid = $1 AND id = $2`,
-			append([]any{uid, connectorID}, args...)...); err != nil {
-			return err
-		}
-		e.LastUpdated = now.UTC().Truncate(time.Microsecond)
-		if err := tx.QueryRow(ctx, `UPDATE evses SET version = version + 1, last_updated = $2 WHERE uid = $1 RETURNING version`,
-			uid, e.LastUpdated).Scan(&e.Version); err != nil {
-			return err
-		}
-		ev, err := chargenet.NewConnectorUpdatedEvent(&e, connectorID, e.LastUpdated)
-		if err != nil {
-			return err
-		}
-		queued, err = recordEvents(ctx, tx, ev)
-		return err
-	})
-	if err != nil {
+	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Now: stamp(now)}
+	if err := s.submit(ctx, op); err != nil {
 		return nil, s.wrap("update connector", err)
 	}
-	if queued {
-		s.Announce()
-	}
-	return &e, nil
+	return op.EVSE, nil
 }

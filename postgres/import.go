@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/chargenet/chargenet"
 	"github.com/jackc/pgx/v5"
@@ -110,13 +111,37 @@ func checkImport(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) error
 // copyInventory streams inv into the tables with COPY: locations, then EVSEs, then
 // their connectors.
 func copyInventory(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) error {
+	// Each location and EVSE is stored with its JSON (see EVSEDoc, ListLocationDocs); a
+	// location's JSON lists the uids of the EVSEs the import gives it.
+	uids := make(map[string][]int64, len(inv.Locations))
+	inImport := make(map[string]bool, len(inv.Locations))
+	for i := range inv.Locations {
+		inImport[inv.Locations[i].ID] = true
+	}
+	var touched []string // existing locations that gain EVSEs
+	for i := range inv.EVSEs {
+		if id := inv.EVSEs[i].LocationID; id != "" {
+			if inImport[id] {
+				uids[id] = append(uids[id], inv.EVSEs[i].UID)
+			} else if !slices.Contains(touched, id) {
+				touched = append(touched, id)
+			}
+		}
+	}
 	if len(inv.Locations) > 0 {
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"locations"},
-			[]string{"id", "name", "address", "city", "postal_code", "country", "latitude", "longitude", "time_zone", "last_updated"},
+			[]string{"id", "name", "address", "city", "postal_code", "country", "latitude", "longitude", "time_zone", "last_updated",
+				"doc", "doc_uids"},
 			pgx.CopyFromSlice(len(inv.Locations), func(i int) ([]any, error) {
-				l := &inv.Locations[i]
+				l := inv.Locations[i]
+				l.EvseUIDs = uids[l.ID]
+				slices.Sort(l.EvseUIDs)
+				doc, docUIDs, err := locationDoc(l)
+				if err != nil {
+					return nil, fmt.Errorf("locations[%d]: %w", i, err)
+				}
 				return []any{l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country, l.Latitude, l.Longitude,
-					l.TimeZone, l.LastUpdated}, nil
+					l.TimeZone, l.LastUpdated, string(doc), docUIDs}, nil
 			}))
 		if err != nil {
 			return fmt.Errorf("copying locations: %w", err)
@@ -126,13 +151,37 @@ func copyInventory(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) err
 		return nil
 	}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"evses"},
-		[]string{"uid", "evse_id", "chargebox_id", "location_id", "status", "last_updated", "version"},
+		[]string{"uid", "evse_id", "chargebox_id", "location_id", "status", "last_updated", "version", "doc", "doc_version"},
 		pgx.CopyFromSlice(len(inv.EVSEs), func(i int) ([]any, error) {
-			e := &inv.EVSEs[i]
-			return []any{e.UID, e.EvseID, e.ChargeboxID, nullText(e.LocationID), string(e.Status), e.LastUpdated, int64(1)}, nil
+			e := inv.EVSEs[i]
+			e.Version = 1
+			doc, err := evseDoc(&e)
+			if err != nil {
+				return nil, fmt.Errorf("evses[%d]: %w", i, err)
+			}
+			return []any{e.UID, e.EvseID, e.ChargeboxID, nullText(e.LocationID), string(e.Status), e.LastUpdated, int64(1),
+				string(doc), int64(1)}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("copying evses: %w", err)
+	}
+	// Existing locations that gained EVSEs: their JSON lists the new uids too.
+	for _, id := range touched {
+		rows, err := tx.Query(ctx, selectLocations+` WHERE l.id = $1`, id)
+		if err != nil {
+			return err
+		}
+		l, err := pgx.CollectExactlyOneRow(rows, scanLocation)
+		if err != nil {
+			return err
+		}
+		doc, docUIDs, err := locationDoc(l)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE locations SET doc = $1, doc_uids = $2 WHERE id = $3`, string(doc), docUIDs, id); err != nil {
+			return err
+		}
 	}
 	i, j := 0, -1 // the connector being copied: inv.EVSEs[i].Connectors[j]
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"connectors"},

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/groupcommit"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -149,7 +150,8 @@ func (o Options) apply(cfg *pgxpool.Config) error {
 type Store struct {
 	chargenet.Announcer // announces committed webhook deliveries (chargenet.EventAnnouncer)
 
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	group *groupcommit.Queue // PATCHes and status notifications, group-committed (see group.go)
 }
 
 var (
@@ -180,6 +182,12 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	if err := s.fillDocs(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{Writers: groupWriters, Retry: retryGroup,
+		Timeout: DefaultStatementTimeout + 5*time.Second})
 	return s, nil
 }
 
@@ -187,6 +195,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // of the store's methods fail with chargenet.ErrUnavailable. Calling Close again does
 // nothing. It returns nil.
 func (s *Store) Close() error {
+	s.group.Close()
 	s.pool.Close()
 	return nil
 }

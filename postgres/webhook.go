@@ -1,13 +1,12 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/groupcommit"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -487,12 +486,13 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 	return err
 }
 
-// ApplyStatusNotification applies n in one transaction: it locks the charge box's EVSE
-// rows in uid order (SELECT ... FOR UPDATE, so notifications of one charge box queue),
-// reads their connectors and status times, lets chargenet.ApplyStatusNotification
-// decide, writes the changed EVSEs and their connectors, and records the events. Times
-// are stored in UTC to the microsecond, n.Timestamp included, so that a notification
-// is compared with what was stored.
+// ApplyStatusNotification applies n through the store's group commit (see
+// UpdateConnector): the group locks the charge box's EVSE rows in uid order (so
+// notifications of one charge box queue, also across replicas), lets
+// chargenet.ApplyStatusNotification decide on the EVSEs with their connectors and status
+// times, writes the changed EVSEs (with their JSON) and their connectors, and records the
+// events in the same transaction. Times are stored in UTC to the microsecond,
+// n.Timestamp included, so that a notification is compared with what was stored.
 //
 // Errors: those of chargenet.ApplyStatusNotification, unchanged (ErrNotFound when the
 // charge box has no EVSE or no such connector, ErrConflict for a deleted connector,
@@ -500,105 +500,11 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 // errors, wrapping chargenet.ErrUnavailable if the database cannot be reached. Nothing
 // is written when an error is returned.
 func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, now time.Time) (*chargenet.StatusResult, error) {
-	now = stamp(now)
 	note := *n
 	note.Timestamp = stamp(n.Timestamp)
-	var out *chargenet.StatusResult
-	var queued bool
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		evses, err := lockChargebox(ctx, tx, note.ChargeboxID)
-		if err != nil {
-			return err
-		}
-		plan, err := chargenet.ApplyStatusNotification(evses, &note, now)
-		if err != nil {
-			return err
-		}
-		for _, e := range plan.Changed {
-			if _, err := tx.Exec(ctx, `UPDATE evses SET status = $1, status_at = $2, version = $3, last_updated = $4 WHERE uid = $5`,
-				string(e.Status), nullTime(e.StatusReportedAt), e.Version, stamp(e.LastUpdated), e.UID); err != nil {
-				return err
-			}
-			for i := range e.Connectors {
-				c := &e.Connectors[i]
-				var code, info, vendor pgtype.Text
-				if c.Error != nil {
-					code = pgtype.Text{String: string(c.Error.Code), Valid: true}
-					info = pgtype.Text{String: c.Error.Info, Valid: true}
-					vendor = pgtype.Text{String: c.Error.VendorErrorCode, Valid: true}
-				}
-				if _, err := tx.Exec(ctx, `UPDATE connectors SET error_code = $1, error_info = $2, error_vendor_code = $3, `+
-					`status_at = $4 WHERE evse_uid = $5 AND id = $6`, code, info, vendor, nullTime(c.StatusReportedAt), e.UID, c.ID); err != nil {
-					return err
-				}
-			}
-		}
-		if queued, err = recordEvents(ctx, tx, plan.Events...); err != nil {
-			return err
-		}
-		out = &plan.Result
-		return nil
-	})
-	if err != nil {
+	op := &groupcommit.Op{Note: &note, Now: stamp(now)}
+	if err := s.submit(ctx, op); err != nil {
 		return nil, s.wrap("apply status notification", err)
 	}
-	if queued {
-		s.Announce()
-	}
-	return out, nil
-}
-
-// lockChargebox locks the EVSE rows of a charge box in uid order and returns them with
-// their connectors (ascending id) and status times.
-func lockChargebox(ctx context.Context, tx pgx.Tx, chargebox int64) ([]chargenet.EVSE, error) {
-	rows, err := tx.Query(ctx, `SELECT `+evseColumns+`, status_at FROM evses WHERE chargebox_id = $1 ORDER BY uid FOR UPDATE`,
-		chargebox)
-	if err != nil {
-		return nil, err
-	}
-	var (
-		er       evseRow
-		statusAt pgtype.Timestamptz
-	)
-	evses, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (chargenet.EVSE, error) {
-		if err := row.Scan(append(er.dest(), &statusAt)...); err != nil {
-			return chargenet.EVSE{}, err
-		}
-		e := er.evse()
-		if statusAt.Valid {
-			e.StatusReportedAt = statusAt.Time.UTC()
-		}
-		return e, nil
-	})
-	if err != nil || len(evses) == 0 {
-		return evses, err
-	}
-	// Read after the locks are held: the connectors as the previous writer left them.
-	if err := loadConnectors(ctx, tx, evses); err != nil {
-		return nil, err
-	}
-	uids := make([]int64, len(evses))
-	for i := range evses {
-		uids[i] = evses[i].UID
-	}
-	rows, err = tx.Query(ctx, `SELECT evse_uid, id, status_at FROM connectors WHERE evse_uid = ANY($1) AND status_at IS NOT NULL`, uids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var uid, id int64
-		var at time.Time
-		if err := rows.Scan(&uid, &id, &at); err != nil {
-			return nil, err
-		}
-		i, ok := slices.BinarySearchFunc(evses, uid, func(e chargenet.EVSE, uid int64) int { return cmp.Compare(e.UID, uid) })
-		if !ok {
-			continue
-		}
-		if c := evses[i].Connector(id); c != nil {
-			c.StatusReportedAt = at.UTC()
-		}
-	}
-	return evses, rows.Err()
+	return op.Result, nil
 }

@@ -1,0 +1,406 @@
+// Package groupcommit is the group commit of EVSE changes that both stores share: a
+// connector PATCH (chargenet.Store.UpdateConnector) and a charge-box status notification
+// (chargenet.Store.ApplyStatusNotification).
+//
+// Changes submitted concurrently queue; a writer takes the waiting ones, at most
+// Config.MaxGroup, and applies them in one database transaction, so that they share one
+// commit and one sync of the log (WAL flush) instead of paying one each. The group loads
+// every EVSE it touches once (locked where the database has row locks), applies its
+// changes in memory one after the other in the order they were taken (each sees the
+// ones before it, as if they had been committed one by one), and writes each changed
+// EVSE once, however many changes of the group it took: a hot row is written once per
+// group. The events of the changes are written in the same transaction (the webhook
+// outbox rule). A change refused by a domain rule (a *chargenet.Error) is answered with
+// its error and changes nothing; the others of its group still commit. Any other error
+// fails the whole group: nothing of it is committed, and every change is answered with
+// the error.
+package groupcommit
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/chargenet/chargenet"
+)
+
+// ErrClosed is the cause returned for a change submitted after Close.
+var ErrClosed = errors.New("the store is closed")
+
+// Fields of a connector a group changed, as bits of Change.Connectors.
+const (
+	FieldStandard         = 1 << iota // ConnectorPatch.Standard
+	FieldFormat                       // ConnectorPatch.Format
+	FieldMaxElectricPower             // ConnectorPatch.MaxElectricPower
+	FieldMaxAmperage                  // ConnectorPatch.MaxAmperage
+	FieldMaxVoltage                   // ConnectorPatch.MaxVoltage
+	FieldStatus                       // Error and StatusReportedAt (a status notification)
+)
+
+// PatchFields returns the fields p sets, as Field bits.
+func PatchFields(p chargenet.ConnectorPatch) int {
+	f := 0
+	for i, set := range [...]bool{p.Standard != nil, p.Format != nil, p.MaxElectricPower != nil, p.MaxAmperage != nil, p.MaxVoltage != nil} {
+		if set {
+			f |= 1 << i
+		}
+	}
+	return f
+}
+
+// Op is one change: a connector update (Note nil) or a status notification (Note set).
+type Op struct {
+	// Connector update: apply Patch to connector ConnectorID of EVSE UID, If-Match IfMatch.
+	UID, ConnectorID int64
+	Patch            chargenet.ConnectorPatch
+	IfMatch          string
+
+	// Status notification.
+	Note *chargenet.StatusNotification
+
+	// Now is the time of the change, as the store keeps times (its precision).
+	Now time.Time
+
+	// Answers, set when Submit returns nil.
+	EVSE   *chargenet.EVSE         // the EVSE as committed (an update)
+	Result *chargenet.StatusResult // what the notification changed
+	Err    error                   // a *chargenet.Error from the rules, or the error that failed the group
+
+	ctx  context.Context
+	done chan struct{}
+}
+
+// Load says what a group needs read.
+type Load struct {
+	// UIDs of the EVSEs updated and Chargeboxes notified: the group needs every EVSE of
+	// every charge box that has one of UIDs or is one of Chargeboxes.
+	UIDs, Chargeboxes []int64
+	// EventTypes whose subscription the group needs to know.
+	EventTypes []string
+}
+
+// Loaded is what Store.Begin read.
+type Loaded struct {
+	// EVSEs are the EVSEs Load asked for, in ascending UID, with their connectors in
+	// ascending ID and the status times (StatusReportedAt) of both.
+	EVSEs []chargenet.EVSE
+	// Subscribed holds the types of Load.EventTypes some webhook subscribes to.
+	Subscribed map[string]bool
+}
+
+// Change is one EVSE a group changed, as the group left it.
+type Change struct {
+	EVSE *chargenet.EVSE
+	// Doc is the EVSE's contract JSON (chargenet.EVSEJSON).
+	Doc []byte
+	// Connectors maps the ID of each connector the group changed to its changed fields
+	// (Field bits).
+	Connectors map[int64]int
+}
+
+// Store is what a store provides to a group.
+type Store interface {
+	// Begin starts the group's transaction and reads what load asks for, holding from
+	// here the locks that make the group's reads stay true until its commit.
+	Begin(ctx context.Context, load Load) (Tx, *Loaded, error)
+	// Announce is called after a commit that queued a webhook delivery.
+	Announce()
+}
+
+// Tx is a group's transaction.
+type Tx interface {
+	// Commit writes every change (the EVSE's status, status time, version, last update
+	// and Doc; of each connector listed, the fields listed), records events (each
+	// queued for the webhooks subscribed to its type) and commits. It reports whether a
+	// delivery was queued. On error nothing is committed.
+	Commit(ctx context.Context, changes []Change, events []chargenet.Event) (queued bool, err error)
+	// Rollback ends the transaction without writing anything.
+	Rollback()
+}
+
+// Config tunes a Queue.
+type Config struct {
+	// MaxGroup bounds the changes of one transaction. Default 64.
+	MaxGroup int
+	// Writers is the number of groups applied at once. Default 1.
+	Writers int
+	// Timeout bounds one group's transaction (the changes' own contexts only decide
+	// whether a change starts: a caller that gives up must not fail the others).
+	Timeout time.Duration
+	// Retry reports whether a group that failed with err is tried again as a whole
+	// (a deadlock or serialization failure): at most twice. Nil: never.
+	Retry func(err error) bool
+}
+
+// Queue collects changes and applies them in groups. Create it with Start.
+type Queue struct {
+	store   Store
+	cfg     Config
+	ops     chan *Op
+	quit    chan struct{}
+	writers sync.WaitGroup
+	once    sync.Once
+}
+
+// Start starts the writers of a queue applying changes to store.
+func Start(store Store, cfg Config) *Queue {
+	if cfg.MaxGroup <= 0 {
+		cfg.MaxGroup = 64
+	}
+	if cfg.Writers <= 0 {
+		cfg.Writers = 1
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	q := &Queue{store: store, cfg: cfg, ops: make(chan *Op), quit: make(chan struct{})}
+	for range cfg.Writers {
+		q.writers.Add(1)
+		go q.loop()
+	}
+	return q
+}
+
+// Close stops the writers once the group each is applying is answered; changes
+// submitted afterwards fail with ErrClosed. It waits for the writers to return.
+func (q *Queue) Close() {
+	q.once.Do(func() { close(q.quit) })
+	q.writers.Wait()
+}
+
+// Submit queues op and waits for its group to answer it: then it returns nil and the
+// answer is in op (EVSE or Result, or Err). It returns ctx's error if ctx ends before a
+// writer takes op, and ErrClosed after Close. Once taken, op is always answered.
+func (q *Queue) Submit(ctx context.Context, op *Op) error {
+	op.ctx, op.done = ctx, make(chan struct{})
+	select {
+	case q.ops <- op:
+	case <-q.quit:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	<-op.done
+	return nil
+}
+
+func (q *Queue) loop() {
+	defer q.writers.Done()
+	group := make([]*Op, 0, q.cfg.MaxGroup)
+	for {
+		select {
+		case <-q.quit:
+			return
+		case op := <-q.ops:
+			group = append(group[:0], op)
+		}
+	more:
+		for len(group) < q.cfg.MaxGroup {
+			select {
+			case op := <-q.ops:
+				group = append(group, op)
+			default:
+				break more
+			}
+		}
+		q.apply(group)
+		for _, op := range group {
+			close(op.done)
+		}
+	}
+}
+
+// apply applies group in one transaction and sets every op's answer.
+func (q *Queue) apply(group []*Op) {
+	live := group[:0:0]
+	for _, op := range group {
+		op.EVSE, op.Result, op.Err = nil, nil, nil
+		if err := op.ctx.Err(); err != nil {
+			op.Err = err
+			continue
+		}
+		live = append(live, op)
+	}
+	if len(live) == 0 {
+		return
+	}
+	for attempt := 0; ; attempt++ {
+		err := q.try(live)
+		if err == nil {
+			return
+		}
+		if attempt < 2 && q.cfg.Retry != nil && q.cfg.Retry(err) {
+			continue
+		}
+		for _, op := range live {
+			op.EVSE, op.Result, op.Err = nil, nil, err
+		}
+		return
+	}
+}
+
+// try runs one attempt of a group: it sets the answers of the ops and returns nil, or
+// returns the error that failed the group.
+func (q *Queue) try(ops []*Op) error {
+	ctx, cancel := context.WithTimeout(context.Background(), q.cfg.Timeout)
+	defer cancel()
+	var load Load
+	for _, op := range ops {
+		if op.Note != nil {
+			load.Chargeboxes = append(load.Chargeboxes, op.Note.ChargeboxID)
+			if !slices.Contains(load.EventTypes, chargenet.EventStatusChanged) {
+				load.EventTypes = append(load.EventTypes, chargenet.EventStatusChanged)
+			}
+		} else {
+			load.UIDs = append(load.UIDs, op.UID)
+			if !slices.Contains(load.EventTypes, chargenet.EventConnectorUpdated) {
+				load.EventTypes = append(load.EventTypes, chargenet.EventConnectorUpdated)
+			}
+		}
+	}
+	tx, loaded, err := q.store.Begin(ctx, load)
+	if err != nil {
+		return err
+	}
+	g := newGroup(loaded)
+	for _, op := range ops {
+		op.EVSE, op.Result, op.Err = nil, nil, nil
+		err := g.apply(op)
+		var de *chargenet.Error
+		switch {
+		case err == nil:
+		case errors.As(err, &de):
+			op.Err = err // refused: changes nothing
+		default:
+			tx.Rollback()
+			return err
+		}
+	}
+	if len(g.order) == 0 && len(g.events) == 0 {
+		tx.Rollback()
+		return nil
+	}
+	changes := make([]Change, len(g.order))
+	for i, ch := range g.order {
+		doc, err := chargenet.EVSEJSON(ch.e)
+		if err != nil {
+			tx.Rollback()
+			return err
+		}
+		changes[i] = Change{EVSE: ch.e, Doc: doc, Connectors: ch.fields}
+	}
+	queued, err := tx.Commit(ctx, changes, g.events)
+	if err != nil {
+		return err
+	}
+	if queued {
+		q.store.Announce()
+	}
+	return nil
+}
+
+// group is the in-memory state of one group: every EVSE it loaded, each charge box's
+// EVSEs side by side in one slice (as chargenet.ApplyStatusNotification takes them).
+type group struct {
+	subscribed  map[string]bool
+	byUID       map[int64]*chargenet.EVSE
+	byChargebox map[int64][]chargenet.EVSE
+	changes     map[int64]*changed
+	order       []*changed // in the order of their first change
+	events      []chargenet.Event
+}
+
+type changed struct {
+	e      *chargenet.EVSE
+	fields map[int64]int
+}
+
+func newGroup(l *Loaded) *group {
+	g := &group{subscribed: l.Subscribed, byUID: make(map[int64]*chargenet.EVSE, len(l.EVSEs)),
+		byChargebox: make(map[int64][]chargenet.EVSE), changes: make(map[int64]*changed)}
+	counts := make(map[int64]int)
+	for i := range l.EVSEs {
+		counts[l.EVSEs[i].ChargeboxID]++
+	}
+	for i := range l.EVSEs {
+		cb := l.EVSEs[i].ChargeboxID
+		if g.byChargebox[cb] == nil {
+			g.byChargebox[cb] = make([]chargenet.EVSE, 0, counts[cb]) // never grows: pointers stay valid
+		}
+		g.byChargebox[cb] = append(g.byChargebox[cb], l.EVSEs[i])
+	}
+	for cb := range g.byChargebox {
+		for i := range g.byChargebox[cb] {
+			e := &g.byChargebox[cb][i]
+			g.byUID[e.UID] = e
+		}
+	}
+	return g
+}
+
+// change returns the record of the group's changes to e, creating it.
+func (g *group) change(e *chargenet.EVSE) *changed {
+	ch := g.changes[e.UID]
+	if ch == nil {
+		ch = &changed{e: e, fields: make(map[int64]int)}
+		g.changes[e.UID] = ch
+		g.order = append(g.order, ch)
+	}
+	return ch
+}
+
+func (g *group) apply(op *Op) error {
+	if op.Note != nil {
+		return g.applyNote(op)
+	}
+	e := g.byUID[op.UID]
+	if e == nil {
+		return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "uid", "EVSE with uid %d not found", op.UID)
+	}
+	// UpdateConnector leaves e unchanged when it refuses.
+	if _, err := e.UpdateConnector(op.ConnectorID, op.Patch, op.IfMatch); err != nil {
+		return err
+	}
+	e.Version++
+	e.LastUpdated = op.Now
+	g.change(e).fields[op.ConnectorID] |= PatchFields(op.Patch)
+	out := clone(e)
+	if g.subscribed[chargenet.EventConnectorUpdated] {
+		ev, err := chargenet.NewConnectorUpdatedEvent(out, op.ConnectorID, op.Now)
+		if err != nil {
+			return err
+		}
+		g.events = append(g.events, ev)
+	}
+	op.EVSE = out
+	return nil
+}
+
+func (g *group) applyNote(op *Op) error {
+	evses := g.byChargebox[op.Note.ChargeboxID]
+	plan, err := chargenet.ApplyStatusNotification(evses, op.Note, op.Now)
+	if err != nil {
+		return err
+	}
+	for _, e := range plan.Changed {
+		ch := g.change(g.byUID[e.UID])
+		for i := range e.Connectors {
+			ch.fields[e.Connectors[i].ID] |= FieldStatus
+		}
+	}
+	if g.subscribed[chargenet.EventStatusChanged] {
+		g.events = append(g.events, plan.Events...)
+	}
+	res := plan.Result
+	op.Result = &res
+	return nil
+}
+
+// clone returns a copy of e that shares no connector with it.
+func clone(e *chargenet.EVSE) *chargenet.EVSE {
+	cp := *e
+	cp.Connectors = slices.Clone(e.Connectors)
+	return &cp
+}

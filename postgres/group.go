@@ -1,0 +1,246 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/groupcommit"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Writers is the number of change groups one store applies at once (see
+// internal/groupcommit): while one group waits for its commit to be flushed, the next
+// one gathers and locks its rows. Groups lock their EVSE rows in uid order, so they
+// never deadlock each other; groups touching the same row take turns.
+const groupWriters = 2
+
+// groupChargeboxes selects the charge boxes of a group: those of the EVSEs with uids $1
+// and the charge boxes $2.
+const groupChargeboxes = `WITH cb AS (SELECT chargebox_id FROM evses WHERE uid = ANY($1::bigint[]) ` +
+	`UNION SELECT unnest($2::bigint[])) `
+
+const (
+	// groupLockQuery locks the EVSE rows of the group's charge boxes in uid order.
+	groupLockQuery = groupChargeboxes + `SELECT e.uid FROM evses e WHERE e.chargebox_id IN (SELECT chargebox_id FROM cb) ` +
+		`ORDER BY e.uid FOR UPDATE OF e`
+	// groupReadQuery reads them, after the locks are held, with their connectors and
+	// status times.
+	groupReadQuery = groupChargeboxes + `SELECT e.uid, e.evse_id, e.chargebox_id, e.location_id, e.status, e.last_updated, ` +
+		`e.version, e.status_at, c.evse_uid, c.id, c.standard, c.format, c.power_type, c.max_electric_power, c.max_amperage, ` +
+		`c.max_voltage, c.tariff_ids, c.error_code, c.error_info, c.error_vendor_code, c.deleted_at, c.status_at ` +
+		`FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid ` +
+		`WHERE e.chargebox_id IN (SELECT chargebox_id FROM cb) ORDER BY e.uid, c.id`
+	groupSubscribedQuery = `SELECT DISTINCT type FROM webhook_event_types WHERE type = ANY($1::text[])`
+
+	// groupEVSEWrite writes the changed EVSEs of a group in one statement.
+	groupEVSEWrite = `UPDATE evses e SET status = u.status, status_at = u.status_at, version = u.version, ` +
+		`last_updated = u.last_updated, doc = u.doc, doc_version = u.version ` +
+		`FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::timestamptz[], $6::text[]) ` +
+		`AS u(uid, status, status_at, version, last_updated, doc) WHERE e.uid = u.uid`
+	// groupConnectorWrite writes the changed fields (groupcommit Field bits in u.f) of
+	// the changed connectors of a group in one statement; the other columns keep their
+	// values.
+	groupConnectorWrite = `UPDATE connectors c SET ` +
+		`standard = CASE WHEN u.f & 1 <> 0 THEN u.standard ELSE c.standard END, ` +
+		`format = CASE WHEN u.f & 2 <> 0 THEN u.format ELSE c.format END, ` +
+		`max_electric_power = CASE WHEN u.f & 4 <> 0 THEN u.power ELSE c.max_electric_power END, ` +
+		`max_amperage = CASE WHEN u.f & 8 <> 0 THEN u.amperage ELSE c.max_amperage END, ` +
+		`max_voltage = CASE WHEN u.f & 16 <> 0 THEN u.voltage ELSE c.max_voltage END, ` +
+		`error_code = CASE WHEN u.f & 32 <> 0 THEN u.code ELSE c.error_code END, ` +
+		`error_info = CASE WHEN u.f & 32 <> 0 THEN u.info ELSE c.error_info END, ` +
+		`error_vendor_code = CASE WHEN u.f & 32 <> 0 THEN u.vendor ELSE c.error_vendor_code END, ` +
+		`status_at = CASE WHEN u.f & 32 <> 0 THEN u.status_at ELSE c.status_at END ` +
+		`FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[], $5::text[], $6::float8[], $7::float8[], ` +
+		`$8::float8[], $9::text[], $10::text[], $11::text[], $12::timestamptz[]) ` +
+		`AS u(evse_uid, id, f, standard, format, power, amperage, voltage, code, info, vendor, status_at) ` +
+		`WHERE c.evse_uid = u.evse_uid AND c.id = u.id`
+	// groupFanOutQuery is fanOutQuery for an event inserted in the same batch: it queues
+	// nothing if the event was not stored (no subscriber when it was inserted).
+	groupFanOutQuery = fanOutQuery + ` AND EXISTS (SELECT 1 FROM events WHERE id = $1::text)`
+)
+
+// groupStore is the store as internal/groupcommit sees it.
+type groupStore struct{ s *Store }
+
+func (g groupStore) Announce() { g.s.Announce() }
+
+// Begin acquires a connection and sends, in one round trip, BEGIN, the lock of the
+// group's EVSE rows, their read and the subscription check.
+func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcommit.Tx, *groupcommit.Loaded, error) {
+	conn, err := g.s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx := &groupTx{conn: conn}
+	uids, boxes := load.UIDs, load.Chargeboxes
+	if uids == nil {
+		uids = []int64{}
+	}
+	if boxes == nil {
+		boxes = []int64{}
+	}
+	loaded := &groupcommit.Loaded{Subscribed: map[string]bool{}}
+	var b pgx.Batch
+	b.Queue(`BEGIN`)
+	b.Queue(groupLockQuery, uids, boxes)
+	b.Queue(groupReadQuery, uids, boxes).Query(func(rows pgx.Rows) error {
+		var err error
+		loaded.EVSEs, err = scanGroupEVSEs(rows)
+		return err
+	})
+	b.Queue(groupSubscribedQuery, load.EventTypes).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var t string
+			if err := rows.Scan(&t); err != nil {
+				return err
+			}
+			loaded.Subscribed[t] = true
+		}
+		return rows.Err()
+	})
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+		tx.Rollback()
+		return nil, nil, err
+	}
+	return tx, loaded, nil
+}
+
+// scanGroupEVSEs reads the rows of groupReadQuery.
+func scanGroupEVSEs(rows pgx.Rows) ([]chargenet.EVSE, error) {
+	var (
+		out      []chargenet.EVSE
+		er       evseRow
+		cr       connectorRow
+		eAt, cAt pgtype.Timestamptz
+	)
+	dest := append(append(er.dest(), &eAt), append(cr.dest(), &cAt)...)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		if len(out) == 0 || out[len(out)-1].UID != er.e.UID {
+			e := er.evse()
+			if eAt.Valid {
+				e.StatusReportedAt = eAt.Time.UTC()
+			}
+			out = append(out, e)
+		}
+		if c, ok := cr.connector(); ok {
+			if cAt.Valid {
+				c.StatusReportedAt = cAt.Time.UTC()
+			}
+			e := &out[len(out)-1]
+			e.Connectors = append(e.Connectors, c)
+		}
+	}
+	return out, rows.Err()
+}
+
+// groupTx is a group's transaction on one pooled connection.
+type groupTx struct {
+	conn *pgxpool.Conn
+}
+
+// Commit sends, in one round trip, the writes of the changed EVSEs and connectors (one
+// statement each), the events and COMMIT.
+func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, events []chargenet.Event) (bool, error) {
+	var b pgx.Batch
+	if len(changes) > 0 {
+		n := len(changes)
+		uids, versions := make([]int64, n), make([]int64, n)
+		statuses, docs := make([]string, n), make([]string, n)
+		statusAt, updated := make([]pgtype.Timestamptz, n), make([]time.Time, n)
+		var c connectorColumnsOf
+		for i, ch := range changes {
+			e := ch.EVSE
+			uids[i], versions[i], statuses[i], docs[i] = e.UID, e.Version, string(e.Status), string(ch.Doc)
+			statusAt[i], updated[i] = nullTime(e.StatusReportedAt), stamp(e.LastUpdated)
+			for id, f := range ch.Connectors {
+				if conn := e.Connector(id); conn != nil {
+					c.add(e.UID, conn, f)
+				}
+			}
+		}
+		b.Queue(groupEVSEWrite, uids, statuses, statusAt, versions, updated, docs)
+		if len(c.uid) > 0 {
+			b.Queue(groupConnectorWrite, c.uid, c.id, c.f, c.standard, c.format, c.power, c.amperage, c.voltage,
+				c.code, c.info, c.vendor, c.statusAt)
+		}
+	}
+	queued := false
+	for _, ev := range events {
+		at := stamp(ev.Time)
+		b.Queue(insertEventQuery, ev.ID, ev.Type, at, string(ev.Data))
+		b.Queue(groupFanOutQuery, ev.ID, at, ev.Type).Exec(func(tag pgconn.CommandTag) error {
+			queued = queued || tag.RowsAffected() > 0
+			return nil
+		})
+	}
+	b.Queue(`COMMIT`)
+	err := t.conn.SendBatch(ctx, &b).Close()
+	if err != nil {
+		t.Rollback()
+		return false, err
+	}
+	t.conn.Release()
+	return queued, nil
+}
+
+// Rollback rolls the transaction back and releases the connection; a connection that
+// cannot roll back is closed, so that the pool does not hand it out again.
+func (t *groupTx) Rollback() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := t.conn.Exec(ctx, `ROLLBACK`); err != nil {
+		_ = t.conn.Conn().Close(ctx)
+	}
+	t.conn.Release()
+}
+
+// connectorColumnsOf gathers the columns of groupConnectorWrite.
+type connectorColumnsOf struct {
+	uid, id                   []int64
+	f                         []int32
+	standard, format          []string
+	power, amperage, voltage  []float64
+	code, info, vendor        []pgtype.Text
+	statusAt                  []pgtype.Timestamptz
+}
+
+func (c *connectorColumnsOf) add(uid int64, conn *chargenet.Connector, f int) {
+	c.uid, c.id, c.f = append(c.uid, uid), append(c.id, conn.ID), append(c.f, int32(f))
+	c.standard, c.format = append(c.standard, string(conn.Standard)), append(c.format, string(conn.Format))
+	c.power, c.amperage, c.voltage = append(c.power, conn.MaxElectricPower), append(c.amperage, conn.MaxAmperage),
+		append(c.voltage, conn.MaxVoltage)
+	var code, info, vendor pgtype.Text
+	if conn.Error != nil {
+		code = pgtype.Text{String: string(conn.Error.Code), Valid: true}
+		info = pgtype.Text{String: conn.Error.Info, Valid: true}
+		vendor = pgtype.Text{String: conn.Error.VendorErrorCode, Valid: true}
+	}
+	c.code, c.info, c.vendor = append(c.code, code), append(c.info, info), append(c.vendor, vendor)
+	c.statusAt = append(c.statusAt, nullTime(conn.StatusReportedAt))
+}
+
+// retryGroup reports whether a group failed in a way that trying it again may mend: a
+// deadlock or a serialization failure.
+func retryGroup(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// submit applies op through the store's group commit and returns its error.
+func (s *Store) submit(ctx context.Context, op *groupcommit.Op) error {
+	if err := s.group.Submit(ctx, op); err != nil {
+		if errors.Is(err, groupcommit.ErrClosed) {
+			return chargenet.WrapStoreError("postgres", "write", err, func(error) bool { return true })
+		}
+		return err
+	}
+	return op.Err
+}
