@@ -204,12 +204,12 @@ func (t *groupTx) Rollback() {
 
 // connectorColumnsOf gathers the columns of groupConnectorWrite.
 type connectorColumnsOf struct {
-	uid, id                   []int64
-	f                         []int32
-	standard, format          []string
-	power, amperage, voltage  []float64
-	code, info, vendor        []pgtype.Text
-	statusAt                  []pgtype.Timestamptz
+	uid, id                  []int64
+	f                        []int32
+	standard, format         []string
+	power, amperage, voltage []float64
+	code, info, vendor       []pgtype.Text
+	statusAt                 []pgtype.Timestamptz
 }
 
 func (c *connectorColumnsOf) add(uid int64, conn *chargenet.Connector, f int) {
