@@ -5,6 +5,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/bench/out
 mkdir -p "$OUT/bin"
 PIDS=()
+ON_EXIT=() # commands cleanup runs after killing PIDS
 export BENCH_KEY=bench-key-0123456789abcdef
 SECRET=bench-cursor-secret-0123456789abcdef0123
 
@@ -17,6 +18,7 @@ cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	for p in "${ON_EXIT[@]}"; do eval "$p" || true; done
 }
 trap cleanup EXIT
 
@@ -50,9 +52,17 @@ wait_http() { # URL SECONDS
 
 # serve DB PORT [ARGS...]: start chargenet serve on sqlite DB; sets SERVE_PID.
 serve() {
+	local db=$1
+	shift
+	serve_url "sqlite:$db" "$@"
+}
+
+# serve_url DATABASE PORT [ARGS...]: start chargenet serve on --database DATABASE; sets
+# SERVE_PID.
+serve_url() {
 	local db=$1 port=$2
 	shift 2
-	CHARGENET_API_KEYS=$BENCH_KEY "$OUT/bin/chargenet" serve --database "sqlite:$db" --addr "127.0.0.1:$port" \
+	CHARGENET_API_KEYS=$BENCH_KEY "$OUT/bin/chargenet" serve --database "$db" --addr "127.0.0.1:$port" \
 		--cursor-secret "$SECRET" --rate-limit 0 "$@" >"${SERVE_LOG:-$OUT/serve.log}" 2>&1 &
 	SERVE_PID=$!
 	PIDS+=("$SERVE_PID")
@@ -65,14 +75,28 @@ peak_rss() { awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
 # wrk_run NAME TARGET ROUND URL SCRIPT CONNS DURATION: one wrk run, appended to $RAW as
 # endpoint, target, round, req/s, p50 ms, p99 ms, non-2xx responses.
 wrk_run() {
-	local out rps p50 p99 bad
+	local out
 	out=$(wrk -t2 -c"$6" -d"$7" --latency -s "$ROOT/bench/wrk/$5" "$4" 2>&1) || die "wrk failed: $out"
+	wrk_record "$1" "$2" "$3" "$(wrk_figures <<<"$out")"
+}
+
+# wrk_figures: wrk's output on stdin as req/s, p50 ms, p99 ms, non-2xx (tab-separated).
+wrk_figures() {
+	local out rps p50 p99 bad
+	out=$(cat)
 	rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
 	p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
 	p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
 	bad=$(awk '/Non-2xx or 3xx responses:/ {print $5}' <<<"$out")
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$rps" "$(ms "$p50")" "$(ms "$p99")" "${bad:-0}" >>"$RAW"
-	printf '  %-16s %-10s round %s: %10s req/s  p50 %8s  p99 %8s  non-2xx %s\n' "$1" "$2" "$3" "$rps" "$p50" "$p99" "${bad:-0}" >&2
+	printf '%s\t%s\t%s\t%s\n' "$rps" "$(ms "$p50")" "$(ms "$p99")" "${bad:-0}"
+}
+
+# wrk_record NAME TARGET ROUND FIGURES: appends one line to $RAW and prints it.
+wrk_record() {
+	local rps p50 p99 bad
+	IFS=$'\t' read -r rps p50 p99 bad <<<"$4"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$rps" "$p50" "$p99" "$bad" >>"$RAW"
+	printf '  %-16s %-10s round %s: %10s req/s  p50 %8s ms  p99 %8s ms  non-2xx %s\n' "$1" "$2" "$3" "$rps" "$p50" "$p99" "$bad" >&2
 }
 
 # ms VALUE: wrk's latency (123.45us, 1.20ms, 2.00s) in milliseconds.

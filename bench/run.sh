@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # make bench: the full stack against its ceiling and against Prism's mock, with wrk on
-# loopback, in one run. Writes bench/results.md and prints the same table.
+# loopback, in one run; the same requests on PostgreSQL (a throw-away cluster, one
+# replica and two), pgbench on that cluster as the database's own ceiling, and reads
+# measured beside a steady write stream (the mixed workload). Writes bench/results.md
+# and prints the same tables.
 #
-#   ROUNDS=3 DURATION=5s CONNS=32 bench/run.sh
+#   ROUNDS=3 DURATION=5s CONNS=32 WRITE_RATE=1000 bench/run.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5s}
 CONNS=${CONNS:-32}
 DEEP=${DEEP:-100000}
+WRITE_RATE=${WRITE_RATE:-1000}
 need_wrk
 build
 [[ -x $ROOT/tools/node_modules/.bin/prism ]] || (cd "$ROOT" && make -s tools-npm) || die "installing Prism failed"
@@ -19,7 +23,23 @@ serve "$DB" "$(free_port)" --demo
 kill "$SERVE_PID" && wait "$SERVE_PID" || true
 "$OUT/bin/tool" gen "$DEEP" 42 >"$OUT/locations.json"
 "$OUT/bin/chargenet" import --database "sqlite:$DB" "$OUT/locations.json" >&2
+
+say "PostgreSQL: a throw-away cluster with the same inventory"
+PGENV=$("$ROOT/scripts/pg-test-cluster.sh" start) || die "starting a PostgreSQL cluster failed"
+eval "$PGENV"
+ON_EXIT+=("\"$ROOT/scripts/pg-test-cluster.sh\" stop '$CHARGENET_PG_DIR'")
+PGURL=$CHARGENET_TEST_POSTGRES
+PGBIN=$CHARGENET_PG_BIN
+PGPORT=${PGURL##*:}
+PGPORT=${PGPORT%%/*}
+SERVE_LOG=$OUT/serve-pg-demo.log serve_url "$PGURL" "$(free_port)" --demo
+kill "$SERVE_PID" && wait "$SERVE_PID" || true
+"$OUT/bin/chargenet" import --database "$PGURL" "$OUT/locations.json" >&2
 rm -f "$OUT/locations.json"
+ingest_key() { "$OUT/bin/chargenet" apikey create --database "$1" --name bench-ingest --scope ingest 2>/dev/null; }
+declare -A INGEST
+INGEST[sqlite]=$(ingest_key "sqlite:$DB") || die "creating an ingest key failed"
+INGEST[pg]=$(ingest_key "$PGURL") || die "creating an ingest key failed"
 
 UPORT=$(free_port)
 SERVE_LOG=$OUT/serve-uncached.log serve "$DB" "$UPORT" --read-cache-mb 0 --webhook-dispatch=false
@@ -28,6 +48,15 @@ UNCACHED_PID=$SERVE_PID
 PORT=$(free_port)
 serve "$DB" "$PORT"
 FULL=http://127.0.0.1:$PORT
+FULL_PID=$SERVE_PID
+PGA_PORT=$(free_port)
+SERVE_LOG=$OUT/serve-pg-a.log serve_url "$PGURL" "$PGA_PORT"
+PGA=http://127.0.0.1:$PGA_PORT
+PGA_PID=$SERVE_PID
+PGB_PORT=$(free_port)
+SERVE_LOG=$OUT/serve-pg-b.log serve_url "$PGURL" "$PGB_PORT"
+PGB=http://127.0.0.1:$PGB_PORT
+PGB_PID=$SERVE_PID
 DEEP_CURSOR=$("$OUT/bin/tool" cursor "$SECRET" locations "$("$OUT/bin/tool" id $((DEEP - 25)))")
 
 CAP=$OUT/captured
@@ -55,35 +84,102 @@ for ((i = 0; i < 300; i++)); do
 	sleep 0.1
 done
 
+"$PGBIN/createdb" -h 127.0.0.1 -p "$PGPORT" -U postgres pgbench >&2 || die "createdb pgbench failed"
+"$PGBIN/pgbench" -h 127.0.0.1 -p "$PGPORT" -U postgres -i -s 1 -q pgbench >/dev/null 2>&1 || die "pgbench -i failed"
+
 RAW=$OUT/raw.tsv
+WRITES=$OUT/writes.tsv
 : >"$RAW"
+: >"$WRITES"
+
+# pgbench_run MODE ROUND: pgbench -S or -N on the cluster, appended to $RAW as
+# pgbench_S or pgbench_N, target pgbench, with its tps and average latency.
+pgbench_run() {
+	local out tps lat
+	out=$("$PGBIN/pgbench" -h 127.0.0.1 -p "$PGPORT" -U postgres "-$1" -c "$CONNS" -j 2 -T "${DURATION%s}" -M prepared pgbench 2>&1) ||
+		die "pgbench -$1 failed: $out"
+	tps=$(awk '/^tps = / {print $3; exit}' <<<"$out")
+	lat=$(awk '/^latency average = / {print $4}' <<<"$out")
+	wrk_record "pgbench_$1" pgbench "$2" "$(printf '%s\t%s\t0\t0' "$tps" "$lat")"
+}
+
+# wrk_pair NAME TARGET ROUND URL_A URL_B PATH SCRIPT: the load split across two replicas,
+# half the connections each, at the same time; req/s summed, latencies of the slower.
+wrk_pair() {
+	local a b fa fb
+	a=$(mktemp) b=$(mktemp)
+	wrk -t1 -c"$((CONNS / 2))" -d"$DURATION" --latency -s "$ROOT/bench/wrk/$7" "$4$6" >"$a" 2>&1 &
+	local pa=$!
+	wrk -t1 -c"$((CONNS / 2))" -d"$DURATION" --latency -s "$ROOT/bench/wrk/$7" "$5$6" >"$b" 2>&1 || die "wrk failed: $(cat "$b")"
+	wait "$pa" || die "wrk failed: $(cat "$a")"
+	fa=$(wrk_figures <"$a") fb=$(wrk_figures <"$b")
+	rm -f "$a" "$b"
+	wrk_record "$1" "$2" "$3" "$(awk -F'\t' -v a="$fa" -v b="$fb" 'BEGIN {
+		split(a, x, "\t"); split(b, y, "\t")
+		printf "%.2f\t%.3f\t%.3f\t%d", x[1] + y[1], (x[2] > y[2] ? x[2] : y[2]), (x[3] > y[3] ? x[3] : y[3]), x[4] + y[4] }')"
+}
+
+# wrk_mixed NAME TARGET ROUND BASE PATH SCRIPT STORE: the reads of wrk_run while the
+# writer sends WRITE_RATE writes/s (PATCHes and status notifications) to the same
+# server; the writer's figures go to $WRITES.
+wrk_mixed() {
+	local wout
+	wout=$(mktemp)
+	"$OUT/bin/tool" writer "$4" "$BENCH_KEY" "${INGEST[$7]}" "$WRITE_RATE" "$(awk -v d="${DURATION%s}" 'BEGIN {print d + 1}')s" >"$wout" &
+	local wp=$!
+	sleep 0.5
+	wrk_run "$1" "$2" "$3" "$4$5" "$6" "$CONNS" "$DURATION"
+	wait "$wp" || die "the writer failed"
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$(cat "$wout")" >>"$WRITES"
+	IFS=$'\t' read -r n rate bad failed p50 p99 <"$wout"
+	printf '  %-16s %-10s round %s: writer %s writes, %s/s, non-2xx %s, failed %s, p50 %s ms, p99 %s ms\n' "$1" "$2" "$3" "$n" "$rate" "$bad" "$failed" "$p50" "$p99" >&2
+	rm -f "$wout"
+}
+
+# Each endpoint: name, path, wrk script, targets. Targets: ceiling, full (SQLite, read
+# cache on), uncached (SQLite, cache off), prism, pg (one PostgreSQL replica), pg2 (two
+# replicas, the load split across both), full_w and pg_w (the reads beside the writer).
 endpoints=(
-	"event_types|/emsp/v1/webhooks/event_types|get.lua|prism"
-	"locations|/v1/locations?limit=25|get.lua|prism"
-	"locations_deep|/v1/locations?limit=25&cursor=$DEEP_CURSOR|get.lua|prism"
-	"evse|/v2/evses/1002|get.lua|prism"
-	"patch|/v2/evses/1002/connectors/1|patch.lua|"
+	"event_types|/emsp/v1/webhooks/event_types|get.lua|ceiling full prism"
+	"locations|/v1/locations?limit=25|get.lua|ceiling full uncached prism pg pg2 full_w uncached_w pg_w"
+	"locations_deep|/v1/locations?limit=25&cursor=$DEEP_CURSOR|get.lua|ceiling full uncached prism pg"
+	"evse|/v2/evses/1002|get.lua|ceiling full uncached prism pg pg2 full_w uncached_w pg_w"
+	"patch|/v2/evses/1002/connectors/1|patch.lua|ceiling full pg"
+	"patch_spread|/v2/evses/1002/connectors/1|patch-spread.lua|full pg pg2"
+	"status|/internal/v1/chargeboxes/501/status-notifications|status.lua|full pg"
 )
 say "wrk: $ROUNDS rounds x $DURATION per endpoint and target, $CONNS connections, 2 threads"
 for ((r = 1; r <= ROUNDS; r++)); do
 	for e in "${endpoints[@]}"; do
-		IFS='|' read -r name path script prism <<<"$e"
-		wrk_run "$name" ceiling "$r" "$CEIL$path" "$script" "$CONNS" "$DURATION"
-		wrk_run "$name" full "$r" "$FULL$path" "$script" "$CONNS" "$DURATION"
-		if [[ -n $prism && $name != event_types ]]; then
-			wrk_run "$name" uncached "$r" "$UNCACHED$path" "$script" "$CONNS" "$DURATION"
-		fi
-		if [[ -n $prism ]]; then
-			mock=$path
-			[[ $name == locations_deep ]] && mock="/v1/locations?limit=25&cursor=x"
-			wrk_run "$name" prism "$r" "$PRISM$mock" "$script" "$CONNS" "$DURATION"
-		fi
+		IFS='|' read -r name path script targets <<<"$e"
+		for t in $targets; do
+			case $t in
+			ceiling) wrk_run "$name" ceiling "$r" "$CEIL$path" "$script" "$CONNS" "$DURATION" ;;
+			full)
+				BENCH_INGEST_KEY=${INGEST[sqlite]} wrk_run "$name" full "$r" "$FULL$path" "$script" "$CONNS" "$DURATION" ;;
+			uncached) wrk_run "$name" uncached "$r" "$UNCACHED$path" "$script" "$CONNS" "$DURATION" ;;
+			prism)
+				mock=$path
+				[[ $name == locations_deep ]] && mock="/v1/locations?limit=25&cursor=x"
+				wrk_run "$name" prism "$r" "$PRISM$mock" "$script" "$CONNS" "$DURATION"
+				;;
+			pg) BENCH_INGEST_KEY=${INGEST[pg]} wrk_run "$name" pg "$r" "$PGA$path" "$script" "$CONNS" "$DURATION" ;;
+			pg2) BENCH_INGEST_KEY=${INGEST[pg]} wrk_pair "$name" pg2 "$r" "$PGA" "$PGB" "$path" "$script" ;;
+			full_w) wrk_mixed "$name" full_w "$r" "$FULL" "$path" "$script" sqlite ;;
+			uncached_w) wrk_mixed "$name" uncached_w "$r" "$UNCACHED" "$path" "$script" sqlite ;;
+			pg_w) wrk_mixed "$name" pg_w "$r" "$PGA" "$path" "$script" pg ;;
+			esac
+		done
 	done
+	pgbench_run S "$r"
+	pgbench_run N "$r"
 done
-RSS=$(peak_rss "$SERVE_PID")
-URSS=$(peak_rss "$UNCACHED_PID")
-((URSS > RSS)) && RSS=$URSS
-if awk -F'\t' '($2 == "full" || $2 == "uncached") && $7 > 0 {exit 1}' "$RAW"; then :; else
-	die "the full stack answered non-2xx under load (see $RAW and $OUT/serve.log)"
+RSS=0
+for p in "$FULL_PID" "$UNCACHED_PID" "$PGA_PID" "$PGB_PID"; do
+	x=$(peak_rss "$p")
+	((x > RSS)) && RSS=$x
+done
+if awk -F'\t' '$2 != "ceiling" && $2 != "prism" && $2 != "pgbench" && $7 > 0 {exit 1}' "$RAW"; then :; else
+	die "the service answered non-2xx under load (see $RAW and $OUT/serve*.log)"
 fi
-"$OUT/bin/tool" report "$RAW" "$RSS" "$CONNS" "$DURATION" "$ROUNDS" "$DEEP" | tee "$ROOT/bench/results.md"
+"$OUT/bin/tool" report "$RAW" "$RSS" "$CONNS" "$DURATION" "$ROUNDS" "$DEEP" "$WRITES" "$WRITE_RATE" | tee "$ROOT/bench/results.md"

@@ -4,8 +4,11 @@
 //	tool id I                         prints the id of the generated location at position I
 //	tool cursor SECRET locations KEY  prints a cursor for the page after location KEY
 //	tool port                         prints a free TCP port on 127.0.0.1
-//	tool report RAW RSS CONNS DURATION ROUNDS DEEP
-//	                                  prints bench/run.sh's results table (markdown)
+//	tool writer URL KEY INGEST_KEY RATE DURATION
+//	                                  sends the mixed workload's steady write stream (PATCHes
+//	                                  and status notifications) and prints what it achieved
+//	tool report RAW RSS CONNS DURATION ROUNDS DEEP [WRITES WRITE_RATE]
+//	                                  prints bench/run.sh's results tables (markdown)
 //	tool scale-report RAW RSS IMPORT DBSIZE N
 //	                                  prints bench/scale.sh's results table (markdown)
 //
@@ -65,6 +68,8 @@ func run(args []string) error {
 		}
 		fmt.Println(ID(i))
 		return nil
+	case "writer":
+		return writerArgs(args[1:])
 	case "port":
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -74,10 +79,13 @@ func run(args []string) error {
 		fmt.Println(ln.Addr().(*net.TCPAddr).Port)
 		return nil
 	case "report":
-		if len(args) != 7 {
-			return fmt.Errorf("usage: tool report RAW RSS CONNS DURATION ROUNDS DEEP")
+		if len(args) != 7 && len(args) != 9 {
+			return fmt.Errorf("usage: tool report RAW RSS CONNS DURATION ROUNDS DEEP [WRITES WRITE_RATE]")
 		}
-		return report(os.Stdout, args[1], args[2], args[3], args[4], args[5], args[6])
+		if err := report(os.Stdout, args[1], args[2], args[3], args[4], args[5], args[6]); err != nil || len(args) == 7 {
+			return err
+		}
+		return scaleOutReport(os.Stdout, args[1], args[7], args[3], args[8])
 	case "scale-report":
 		if len(args) != 6 {
 			return fmt.Errorf("usage: tool scale-report RAW RSS IMPORT DBSIZE N")
