@@ -11,7 +11,7 @@ import (
 
 // writeSample is the writer's figures beside one wrk run of the mixed workload.
 type writeSample struct {
-	endpoint, target string
+	endpoint, target  string
 	rate, bad, failed float64
 	p99               float64
 }
