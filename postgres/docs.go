@@ -14,9 +14,8 @@ import (
 const evseDocQuery = `SELECT CASE WHEN doc_version = version THEN doc END, version FROM evses WHERE uid = $1`
 
 // selectLocationDocs selects each location's id and its stored JSON, NULL when there is
-// none or it lists other EVSE uids than the location now has.
-const selectLocationDocs = `SELECT l.id, CASE WHEN l.doc_uids = ARRAY(SELECT e.uid FROM evses e WHERE e.location_id = l.id ` +
-	`ORDER BY e.uid) THEN l.doc END FROM locations l`
+// none (the triggers of migration 0010 clear it when the location's EVSEs change).
+const selectLocationDocs = `SELECT l.id, l.doc FROM locations l`
 
 // EVSEDoc returns the EVSE's stored contract JSON (chargenet.EVSEJSON) and its Version,
 // read in one statement. An EVSE whose JSON is missing or was written for another
@@ -47,9 +46,9 @@ func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 
 // ListLocationDocs reads one keyset slice of locations (see ListLocations) as their
 // stored contract JSON (chargenet.LocationJSON), in one statement, without decoding
-// them. A location whose JSON is missing or lists other EVSEs than it has is read and
-// encoded instead. Errors are wrapped driver or context errors, wrapping
-// chargenet.ErrUnavailable if the database cannot be reached.
+// them. A location whose JSON is missing is read and encoded instead. Errors are
+// wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the database
+// cannot be reached.
 func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
 	const op = "list location docs"
 	if seek.Limit <= 0 {

@@ -47,6 +47,8 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("UpdateConnectorConcurrent", func(t *testing.T) { testUpdateConnectorConcurrent(t, open) })
 	t.Run("UpdateConnectorIfMatchRace", func(t *testing.T) { testUpdateConnectorIfMatchRace(t, open) })
 	t.Run("UpdateConnectorMixedGroup", func(t *testing.T) { testUpdateConnectorMixedGroup(t, open) })
+	t.Run("PatchAndStatusTogether", func(t *testing.T) { testPatchAndStatusTogether(t, open) })
+	t.Run("StoredDocs", func(t *testing.T) { testStoredDocs(t, open) })
 	t.Run("Import", func(t *testing.T) { testImport(t, open) })
 	t.Run("ImportRoundTrip", func(t *testing.T) { testImportRoundTrip(t, open) })
 	t.Run("ImportExistingLocation", func(t *testing.T) { testImportExistingLocation(t, open) })

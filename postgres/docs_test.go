@@ -1,0 +1,114 @@
+package postgres_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/postgres"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStoredDocs checks that the store keeps every row's JSON where the fast read path
+// finds it (so that reads are not quietly encoding every time), that changes made
+// without the store (plain SQL, as by an older or another program) retire the JSON they
+// make stale, and that the store answers those rows correctly and writes their JSON
+// again when it opens.
+func TestStoredDocs(t *testing.T) {
+	u := NewSchemaURL(t)
+	ctx := t.Context()
+	s, err := postgres.Open(ctx, u, postgres.Options{})
+	require.NoError(t, err)
+	defer func() { _ = s.Close() }()
+	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
+	db, err := pgxpool.New(ctx, u)
+	require.NoError(t, err)
+	defer db.Close()
+	count := func(query string) int {
+		t.Helper()
+		var n int
+		require.NoError(t, db.QueryRow(ctx, query).Scan(&n))
+		return n
+	}
+	const staleEVSEs = `SELECT count(*) FROM evses WHERE doc IS NULL OR doc_version IS DISTINCT FROM version`
+	const staleLocations = `SELECT count(*) FROM locations WHERE doc IS NULL`
+	assert.Zero(t, count(staleEVSEs), "the import stores every EVSE's JSON")
+	assert.Zero(t, count(staleLocations), "the import stores every location's JSON")
+
+	power := 12.5
+	_, err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", time.Now())
+	require.NoError(t, err)
+	_, err = s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 502, Status: "Faulted", ErrorCode: "OtherError",
+		Timestamp: time.Now()}, time.Now())
+	require.NoError(t, err)
+	assert.Zero(t, count(staleEVSEs), "PATCHes and status notifications rewrite the JSON")
+
+	// Changes by a program that does not keep the JSON.
+	_, err = db.Exec(ctx, `UPDATE connectors SET max_voltage = 231 WHERE evse_uid = 1003 AND id = 1`)
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `UPDATE evses SET version = version + 1 WHERE uid = 1003`)
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `UPDATE locations SET name = 'Renamed' WHERE id = 'LOC-0100'`)
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `INSERT INTO evses (uid, evse_id, chargebox_id, location_id, status, last_updated) `+
+		`VALUES (9001, 'DE*CNT*E9001*1', 900, 'LOC-0050', 'AVAILABLE', now())`)
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `UPDATE evses SET location_id = 'LOC-0060' WHERE uid = 1040`)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"1003", "1040", "9001"}, ids(t, db, `SELECT uid::text FROM evses WHERE doc IS NULL OR doc_version <> version ORDER BY uid`),
+		"EVSE 1003 (changed), 1040 (moved without a new version) and 9001 (inserted) have no JSON")
+	assert.Equal(t, []string{"LOC-0020", "LOC-0050", "LOC-0060", "LOC-0100"}, ids(t, db, `SELECT id FROM locations WHERE doc IS NULL ORDER BY id`),
+		"the renamed location, the one that gained an EVSE, and both ends of the move")
+
+	requireSameDocs(t, s)
+
+	// Opening again writes the missing JSON.
+	s2, err := postgres.Open(ctx, u, postgres.Options{})
+	require.NoError(t, err)
+	defer func() { _ = s2.Close() }()
+	assert.Zero(t, count(staleEVSEs))
+	assert.Zero(t, count(staleLocations))
+	requireSameDocs(t, s2)
+}
+
+// requireSameDocs checks that the JSON the store answers is the encoding of its rows.
+func requireSameDocs(t *testing.T, s *postgres.Store) {
+	t.Helper()
+	ctx := t.Context()
+	evses, err := s.ListEVSEs(ctx, chargenet.Seek[int64]{Limit: 1000})
+	require.NoError(t, err)
+	for i := range evses {
+		doc, version, err := s.EVSEDoc(ctx, evses[i].UID)
+		require.NoError(t, err)
+		want, err := chargenet.EVSEJSON(&evses[i])
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(doc), "EVSE %d", evses[i].UID)
+		assert.Equal(t, evses[i].Version, version)
+	}
+	locs, err := s.ListLocations(ctx, chargenet.Seek[string]{Limit: 1000})
+	require.NoError(t, err)
+	docs, err := s.ListLocationDocs(ctx, chargenet.Seek[string]{Limit: 1000})
+	require.NoError(t, err)
+	require.Len(t, docs, len(locs))
+	for i := range locs {
+		want, err := chargenet.LocationJSON(&locs[i])
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(docs[i].JSON), "location %s", locs[i].ID)
+	}
+}
+
+func ids(t *testing.T, db *pgxpool.Pool, query string) []string {
+	t.Helper()
+	rows, err := db.Query(t.Context(), query)
+	require.NoError(t, err)
+	var out []string
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		out = append(out, id)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
