@@ -1,0 +1,32 @@
+package postgres
+
+import (
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPoolSize checks where the pool size comes from: Options, else the URL, else
+// DefaultMaxConns.
+func TestPoolSize(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		url  string
+		opts Options
+		want int32
+	}{
+		{"default", "postgres://localhost/x", Options{}, DefaultMaxConns()},
+		{"from the URL", "postgres://localhost/x?pool_max_conns=3", Options{}, 3},
+		{"from Options, over the URL", "postgres://localhost/x?pool_max_conns=3", Options{MaxConns: 5}, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := pgxpool.ParseConfig(c.url)
+			require.NoError(t, err)
+			require.NoError(t, c.opts.apply(cfg))
+			assert.Equal(t, c.want, cfg.MaxConns)
+		})
+	}
+	assert.GreaterOrEqual(t, DefaultMaxConns(), int32(8))
+}
