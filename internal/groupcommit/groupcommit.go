@@ -74,8 +74,8 @@ type Op struct {
 
 // Load says what a group needs read.
 type Load struct {
-	// UIDs of the EVSEs updated and Chargeboxes notified: the group needs every EVSE of
-	// every charge box that has one of UIDs or is one of Chargeboxes.
+	// UIDs of the EVSEs updated and Chargeboxes notified: the group needs the EVSEs with
+	// these UIDs and every EVSE of these charge boxes.
 	UIDs, Chargeboxes []int64
 	// EventTypes whose subscription the group needs to know.
 	EventTypes []string
@@ -302,7 +302,8 @@ func (q *Queue) try(ops []*Op) error {
 }
 
 // group is the in-memory state of one group: every EVSE it loaded, each charge box's
-// EVSEs side by side in one slice (as chargenet.ApplyStatusNotification takes them).
+// EVSEs side by side in one slice (as chargenet.ApplyStatusNotification takes them;
+// complete for the charge boxes the group notifies).
 type group struct {
 	subscribed  map[string]bool
 	byUID       map[int64]*chargenet.EVSE
