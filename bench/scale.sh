@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench-scale: import N (default 1,000,000) generated locations into an empty SQLite
-# database, then measure a 25-item page of GET /v1/locations at several depths.
-# Writes bench/scale-results.md and prints it.
+# database and into an empty PostgreSQL database (a throw-away cluster), then measure a
+# 25-item page of GET /v1/locations at several depths on each. Writes
+# bench/scale-results.md and prints it.
 #
 #   N=1000000 ROUNDS=3 DURATION=3s bench/scale.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -19,12 +20,28 @@ say "importing them"
 start=$(date +%s.%N)
 "$OUT/bin/chargenet" import --database "sqlite:$DB" "$OUT/scale.json" >&2
 IMPORT=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f s", e - s}')
-rm -f "$OUT/scale.json"
 SIZE=$(du -b "$DB" | awk '{printf "%.0f MB", $1 / 1e6}')
 say "import took $IMPORT; database $SIZE"
 
+say "PostgreSQL: a throw-away cluster; importing them"
+PGENV=$("$ROOT/scripts/pg-test-cluster.sh" start) || die "starting a PostgreSQL cluster failed"
+eval "$PGENV"
+ON_EXIT+=("\"$ROOT/scripts/pg-test-cluster.sh\" stop '$CHARGENET_PG_DIR'")
+PGURL=$CHARGENET_TEST_POSTGRES
+"$OUT/bin/chargenet" migrate --database "$PGURL" >&2
+start=$(date +%s.%N)
+"$OUT/bin/chargenet" import --database "$PGURL" "$OUT/scale.json" >&2
+PG_IMPORT=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f s", e - s}')
+PG_SIZE=$("$CHARGENET_PG_BIN/psql" "$PGURL" -Atc "SELECT pg_database_size(current_database())" | awk '{printf "%.0f MB", $1 / 1e6}')
+say "import took $PG_IMPORT; database $PG_SIZE"
+rm -f "$OUT/scale.json"
+
 PORT=$(free_port)
 serve "$DB" "$PORT" --read-cache-mb 0 # every page read from the database: the keyset reads are measured
+SQLITE_PID=$SERVE_PID
+PG_PORT=$(free_port)
+SERVE_LOG=$OUT/serve-pg.log serve_url "$PGURL" "$PG_PORT"
+PG_PID=$SERVE_PID
 RAW=$OUT/scale-raw.tsv
 : >"$RAW"
 depths=(0)
@@ -32,17 +49,23 @@ for d in 10000 100000; do ((d < N - 25)) && depths+=("$d"); done
 depths+=($((N - 25)))
 for ((r = 1; r <= ROUNDS; r++)); do
 	for d in "${depths[@]}"; do
-		url="http://127.0.0.1:$PORT/v1/locations?limit=25"
+		query="/v1/locations?limit=25"
 		if ((d > 0)); then
-			url+="&cursor=$("$OUT/bin/tool" cursor "$SECRET" locations "$("$OUT/bin/tool" id $((d - 1)))")"
+			query+="&cursor=$("$OUT/bin/tool" cursor "$SECRET" locations "$("$OUT/bin/tool" id $((d - 1)))")"
 		fi
-		if ((r == 1)); then
-			want=$("$OUT/bin/tool" id "$d")
-			curl -fsS -H "Authorization: Bearer $BENCH_KEY" "$url" | grep -q "\"id\":\"$want\"" ||
-				die "the page at depth $d does not start with $want"
-		fi
-		wrk_run "$d" full "$r" "$url" get.lua 8 "$DURATION"
+		for target in full pg; do
+			port=$PORT
+			[[ $target == pg ]] && port=$PG_PORT
+			url="http://127.0.0.1:$port$query"
+			if ((r == 1)); then
+				want=$("$OUT/bin/tool" id "$d")
+				curl -fsS -H "Authorization: Bearer $BENCH_KEY" "$url" | grep -q "\"id\":\"$want\"" ||
+					die "the page at depth $d ($target) does not start with $want"
+			fi
+			wrk_run "$d" "$target" "$r" "$url" get.lua 8 "$DURATION"
+		done
 	done
 done
-RSS=$(peak_rss "$SERVE_PID")
-"$OUT/bin/tool" scale-report "$RAW" "$RSS" "$IMPORT" "$SIZE" "$N" | tee "$ROOT/bench/scale-results.md"
+RSS=$(peak_rss "$SQLITE_PID")
+PG_RSS=$(peak_rss "$PG_PID")
+"$OUT/bin/tool" scale-report "$RAW" "$RSS" "$IMPORT" "$SIZE" "$N" "$PG_IMPORT" "$PG_SIZE" "$PG_RSS" | tee "$ROOT/bench/scale-results.md"

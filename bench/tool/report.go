@@ -186,20 +186,39 @@ func scaleReport(w io.Writer, raw, rss, importTime, dbSize, n string) error {
 		"(decode, schema and rule checks, one transaction); database size %s. Then `chargenet serve` on it with its "+
 		"read cache off (`--read-cache-mb 0`, so that every request is a keyset read of the database): a 25-item "+
 		"page of `GET /v1/locations` at each depth, with wrk (8 connections), medians over the rounds.\n\n", n, importTime, dbSize)
+	depthTable(w, samples, "full", rss)
+	return nil
+}
+
+// scaleReportPG prints the PostgreSQL part of bench/scale.sh's results.
+func scaleReportPG(w io.Writer, raw, rss, importTime, dbSize, n string) error {
+	samples, err := readRaw(raw)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n## PostgreSQL\n\nThe same %s locations imported into an empty PostgreSQL database (a throw-away cluster on "+
+		"the same machine, `scripts/pg-test-cluster.sh`) in %s (COPY, one transaction, each location's JSON stored beside it); "+
+		"database size %s. Then `chargenet serve` on it, the same pages, interleaved with the SQLite rounds.\n\n", n, importTime, dbSize)
+	depthTable(w, samples, "pg", rss)
+	return nil
+}
+
+// depthTable prints the page latency at each depth of target.
+func depthTable(w io.Writer, samples []sample, target, rss string) {
 	fmt.Fprintln(w, "| depth | req/s | p50 ms | p99 ms | p50 / depth 0 |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	var first float64
 	var depths []string
 	for _, s := range samples {
-		if !slices.Contains(depths, s.endpoint) {
+		if s.target == target && !slices.Contains(depths, s.endpoint) {
 			depths = append(depths, s.endpoint)
 		}
 	}
 	var last float64
 	for i, d := range depths {
-		rps := collect(samples, d, "full", func(s sample) float64 { return s.rps })
-		p50 := collect(samples, d, "full", func(s sample) float64 { return s.p50 })
-		p99 := collect(samples, d, "full", func(s sample) float64 { return s.p99 })
+		rps := collect(samples, d, target, func(s sample) float64 { return s.rps })
+		p50 := collect(samples, d, target, func(s sample) float64 { return s.p50 })
+		p99 := collect(samples, d, target, func(s sample) float64 { return s.p99 })
 		if i == 0 {
 			first = p50.med
 		}
@@ -208,5 +227,4 @@ func scaleReport(w io.Writer, raw, rss, importTime, dbSize, n string) error {
 	}
 	fmt.Fprintf(w, "\nDeepest / first page, p50 latency: %.2f (goal ≤ 1.2). Peak RSS of the server: %s MB (goal < 150 MB).\n",
 		last/first, rss)
-	return nil
 }
