@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/groupcommit"
 )
 
 const (
@@ -198,20 +199,9 @@ func (s *Store) ListEVSEs(ctx context.Context, seek chargenet.Seek[int64]) ([]ch
 // patchFields is the number of connector fields a chargenet.ConnectorPatch can set.
 const patchFields = 5
 
-// patchColumnNames are the columns of the patchable fields, in patchMask bit order.
+// patchColumnNames are the columns of the patchable fields, in the order of their
+// groupcommit Field bits.
 var patchColumnNames = [patchFields]string{"standard", "format", "max_electric_power", "max_amperage", "max_voltage"}
-
-// patchMask returns the set of fields a patch sets, bit i for patchColumnNames[i].
-func patchMask(p chargenet.ConnectorPatch) int {
-	mask := 0
-	for i, set := range [patchFields]bool{p.Standard != nil, p.Format != nil, p.MaxElectricPower != nil,
-		p.MaxAmperage != nil, p.MaxVoltage != nil} {
-		if set {
-			mask |= 1 << i
-		}
-	}
-	return mask
-}
 
 // patchedValues returns the values of c's fields in mask, in patchColumnNames order.
 func patchedValues(c *chargenet.Connector, mask int) []any {
@@ -243,11 +233,11 @@ func patchQuery(mask int) string {
 // the EVSE as committed, and records the evse.connector.updated event in the same
 // transaction. It returns once the transaction is committed (synced to disk).
 //
-// Concurrent calls are applied one after the other by the store's single writer, which
-// commits the calls waiting at the same time in one transaction (group commit): one
-// sync for many updates, each still seeing the ones before it. The group reads each
-// EVSE it updates once, applies its updates to it in memory in turn, and writes it
-// once.
+// Concurrent updates and status notifications are applied one after the other by the
+// store's single writer, which commits the changes waiting at the same time in one
+// transaction (group commit, internal/groupcommit): one sync for many changes, each
+// still seeing the ones before it. The group reads each EVSE it changes once, applies
+// its changes to it in memory in turn, and writes it once.
 //
 // Errors: an ErrNotFound *chargenet.Error with Param "uid" if the EVSE does not exist;
 // from the domain rules, unchanged, ErrNotFound (connector), ErrPreconditionFailed
@@ -256,229 +246,11 @@ func patchQuery(mask int) string {
 // error, wrapping chargenet.ErrUnavailable when the database cannot be written or the
 // store is closed. Nothing is written when an error is returned.
 func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
-	req := &updateRequest{ctx: ctx, uid: uid, connectorID: connectorID, patch: patch, ifMatch: ifMatch, now: now.UTC(),
-		done: make(chan updateResult, 1)}
-	select {
-	case s.updates <- req:
-	case <-s.quit:
-		return nil, wrap("update connector", errStoreClosed)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	// Once taken, the request is applied or failed by the writer, which always answers.
-	res := <-req.done
-	return res.evse, res.err
-}
-
-// errStoreClosed is the cause of an update on a closed store.
-var errStoreClosed = errors.New("sql: database is closed")
-
-// updateRequest is one UpdateConnector call, waiting for the writer.
-type updateRequest struct {
-	ctx              context.Context
-	uid, connectorID int64
-	patch            chargenet.ConnectorPatch
-	ifMatch          string
-	now              time.Time
-	done             chan updateResult
-}
-
-type updateResult struct {
-	evse *chargenet.EVSE
-	err  error
-}
-
-// maxGroup bounds how many updates one transaction commits.
-const maxGroup = 64
-
-// writeLoop is the store's single writer: it takes the waiting updates, at most
-// maxGroup at a time, and applies them in one transaction, until quit is closed.
-func (s *Store) writeLoop() {
-	defer close(s.writerDone)
-	group := make([]*updateRequest, 0, maxGroup)
-	for {
-		select {
-		case <-s.quit:
-			return
-		case req := <-s.updates:
-			group = append(group[:0], req)
-		}
-	more:
-		for len(group) < maxGroup {
-			select {
-			case req := <-s.updates:
-				group = append(group, req)
-			default:
-				break more
-			}
-		}
-		s.applyGroup(group)
-	}
-}
-
-// applyGroup applies the updates of group in one transaction and answers each. An
-// update refused by a rule writes nothing and is answered with its error; the others
-// still commit. A driver error fails the whole transaction, and every update of the
-// group is answered with it: none is committed.
-func (s *Store) applyGroup(group []*updateRequest) {
-	const op = "update connector"
-	results := make([]updateResult, len(group))
-	answer := func() {
-		for i, r := range group {
-			r.done <- results[i]
-		}
-	}
-	failAll := func(err error) {
-		for i := range results {
-			if results[i].err == nil {
-				results[i] = updateResult{err: wrap(op, err)}
-			}
-		}
-		answer()
-	}
-	// The requests' contexts only decide whether an update starts: a cancellation in
-	// the middle of the transaction must not fail the others.
-	ctx, cancel := context.WithTimeout(context.Background(), busyTimeout+5*time.Second)
-	defer cancel()
-	tx, err := s.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the write lock from here
-	if err != nil {
-		failAll(err)
-		return
-	}
-	defer func() { _ = tx.Rollback() }()
-	// Whether a webhook takes the updates' events, read once for the group: the
-	// transaction holds the write lock, so no subscription can appear meanwhile.
-	var subscribed bool
-	if err := tx.StmtContext(ctx, s.subscribed).QueryRowContext(ctx, chargenet.EventConnectorUpdated).Scan(&subscribed); err != nil {
-		failAll(err)
-		return
-	}
-	g := groupState{s: s, tx: tx, subscribed: subscribed, evses: make(map[int64]*groupEVSE)}
-	for i, r := range group {
-		if err := r.ctx.Err(); err != nil {
-			results[i].err = err
-			continue
-		}
-		e, err := g.apply(ctx, r)
-		var de *chargenet.Error
-		switch {
-		case err == nil:
-			results[i].evse = e
-		case errors.As(err, &de):
-			results[i].err = err // refused: changes nothing
-		default:
-			failAll(err)
-			return
-		}
-	}
-	if err := g.write(ctx); err != nil {
-		failAll(err)
-		return
-	}
-	if err := tx.Commit(); err != nil {
-		failAll(err)
-		return
-	}
-	if g.queued {
-		s.Announce()
-	}
-	answer()
-}
-
-// groupState is what one group commit has read and changed: each EVSE is read once, the
-// group's updates are applied to it in memory one after the other, and write stores
-// each changed EVSE once. An update thus costs the same whether the group holds one
-// update of an EVSE or many.
-type groupState struct {
-	s          *Store
-	tx         *sql.Tx
-	subscribed bool                 // a webhook takes evse.connector.updated
-	queued     bool                 // an update queued a webhook delivery
-	evses      map[int64]*groupEVSE // by uid; nil for a uid that does not exist
-	order      []*groupEVSE         // the changed EVSEs, in the order of their first change
-}
-
-type groupEVSE struct {
-	e       *chargenet.EVSE
-	masks   map[int64]int // connector id → the patched fields (patchMask), OR-ed
-	changed bool
-}
-
-// apply applies one update of the group to the EVSE as the group's earlier updates left
-// it (see UpdateConnector), and returns a copy of the EVSE it produces. When
-// subscribed, it records the update's event in the transaction. Domain errors are
-// returned before anything changes.
-func (g *groupState) apply(ctx context.Context, r *updateRequest) (*chargenet.EVSE, error) {
-	ge, read := g.evses[r.uid]
-	if !read {
-		rows, err := g.tx.StmtContext(ctx, g.s.evseForUpdate).QueryContext(ctx, r.uid)
-		if err != nil {
-			return nil, err
-		}
-		evses, err := scanEVSEs(rows, 1)
-		if err != nil {
-			return nil, err
-		}
-		if len(evses) > 0 {
-			ge = &groupEVSE{e: &evses[0], masks: make(map[int64]int)}
-		}
-		g.evses[r.uid] = ge
-	}
-	if ge == nil {
-		return nil, evseNotFound(r.uid)
-	}
-	if _, err := ge.e.UpdateConnector(r.connectorID, r.patch, r.ifMatch); err != nil {
+	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Now: now.UTC()}
+	if err := s.submit(ctx, op, "update connector"); err != nil {
 		return nil, err
 	}
-	ge.masks[r.connectorID] |= patchMask(r.patch)
-	ge.e.Version++
-	ge.e.LastUpdated = r.now
-	if !ge.changed {
-		ge.changed = true
-		g.order = append(g.order, ge)
-	}
-	e := cloneEVSE(ge.e)
-	if g.subscribed {
-		ev, err := chargenet.NewConnectorUpdatedEvent(e, r.connectorID, r.now)
-		if err != nil {
-			return nil, err
-		}
-		queued, err := g.s.recordEvents(ctx, g.tx, ev)
-		if err != nil {
-			return nil, err
-		}
-		g.queued = g.queued || queued
-	}
-	return e, nil
-}
-
-// write stores every changed EVSE as the group left it: the patched columns of each
-// patched connector, then the EVSE's version, last update time and JSON.
-func (g *groupState) write(ctx context.Context) error {
-	for _, ge := range g.order {
-		e := ge.e
-		for id, mask := range ge.masks {
-			args := append(patchedValues(e.Connector(id), mask), e.UID, id)
-			if _, err := g.tx.StmtContext(ctx, g.s.patch[mask]).ExecContext(ctx, args...); err != nil {
-				return err
-			}
-		}
-		doc, err := chargenet.EVSEJSON(e)
-		if err != nil {
-			return err
-		}
-		if _, err := g.tx.StmtContext(ctx, g.s.setVersion).ExecContext(ctx, e.Version, formatTime(e.LastUpdated), string(doc), e.Version, e.UID); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// cloneEVSE returns a copy of e that shares no connector with it.
-func cloneEVSE(e *chargenet.EVSE) *chargenet.EVSE {
-	cp := *e
-	cp.Connectors = slices.Clone(e.Connectors)
-	return &cp
+	return op.EVSE, nil
 }
 
 // EVSEDoc returns the EVSE's stored contract JSON (chargenet.EVSEJSON) and its Version,

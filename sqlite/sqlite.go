@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/groupcommit"
 	sqlitedrv "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -64,7 +65,7 @@ type Store struct {
 	// reuses them through Tx.StmtContext without preparing again).
 	evseForUpdate   *sql.Stmt
 	setVersion      *sql.Stmt
-	patch           [1 << patchFields]*sql.Stmt // by patchMask
+	patch           [1 << patchFields]*sql.Stmt // by groupcommit Field bits
 	insertLocation  *sql.Stmt
 	insertEVSE      *sql.Stmt
 	insertConnector *sql.Stmt
@@ -81,10 +82,8 @@ type Store struct {
 	// readCache); nil for an in-memory database.
 	cache *readCache
 
-	// The single writer of UpdateConnector (see writeLoop).
-	updates    chan *updateRequest
-	quit       chan struct{} // closed by Close
-	writerDone chan struct{} // closed when writeLoop has returned
+	// The single writer of UpdateConnector and ApplyStatusNotification (see group.go).
+	group *groupcommit.Queue
 
 	closeOnce sync.Once
 	closeErr  error
@@ -167,8 +166,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			s.cache = newReadCache(probe, DefaultReadCacheSize)
 		}
 	}
-	s.updates, s.quit, s.writerDone = make(chan *updateRequest), make(chan struct{}), make(chan struct{})
-	go s.writeLoop()
+	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{MaxGroup: maxGroup, Timeout: busyTimeout + 5*time.Second})
 	return s, nil
 }
 
@@ -203,9 +201,8 @@ func pragmas(file bool) string {
 // call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		if s.quit != nil {
-			close(s.quit)
-			<-s.writerDone // the group in progress is committed and answered first
+		if s.group != nil {
+			s.group.Close() // the group in progress is committed and answered first
 		}
 		var errs []error
 		for _, st := range s.stmts {

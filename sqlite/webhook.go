@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/groupcommit"
 )
 
 const (
@@ -479,65 +480,19 @@ func (s *Store) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// ApplyStatusNotification applies n in one write transaction: it reads the charge
-// box's EVSEs with their connectors and status times, lets
-// chargenet.ApplyStatusNotification decide (its errors are returned unchanged), writes
-// the changed EVSEs and connectors, and records the events. Other errors are wrapped
-// driver errors.
+// ApplyStatusNotification applies n through the store's group commit (see
+// UpdateConnector): the group reads the charge box's EVSEs with their connectors and
+// status times, lets chargenet.ApplyStatusNotification decide (its errors are returned
+// unchanged), writes the changed EVSEs and connectors, and records the events, in one
+// transaction with the other changes of its group. Other errors are wrapped driver
+// errors.
 func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, now time.Time) (*chargenet.StatusResult, error) {
-	var out *chargenet.StatusResult
-	var queued bool
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+evseRowColumns+` FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid `+
-			`WHERE e.chargebox_id = ? ORDER BY e.uid, c.id`, n.ChargeboxID)
-		if err != nil {
-			return err
-		}
-		evses, err := scanEVSEs(rows, 4)
-		if err != nil {
-			return err
-		}
-		if err := loadStatusTimes(ctx, tx, n.ChargeboxID, evses); err != nil {
-			return err
-		}
-		plan, err := chargenet.ApplyStatusNotification(evses, n, now)
-		if err != nil {
-			return err
-		}
-		for _, e := range plan.Changed {
-			doc, err := chargenet.EVSEJSON(e)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`,
-				string(e.Status), nullTime(e.StatusReportedAt), e.Version, formatTime(e.LastUpdated), string(doc), e.Version, e.UID); err != nil {
-				return err
-			}
-			for i := range e.Connectors {
-				c := &e.Connectors[i]
-				var code, info, vendor any
-				if c.Error != nil {
-					code, info, vendor = string(c.Error.Code), c.Error.Info, c.Error.VendorErrorCode
-				}
-				if _, err := tx.ExecContext(ctx, `UPDATE connectors SET error_code = ?, error_info = ?, error_vendor_code = ?, `+
-					`status_at = ? WHERE evse_uid = ? AND id = ?`, code, info, vendor, nullTime(c.StatusReportedAt), e.UID, c.ID); err != nil {
-					return err
-				}
-			}
-		}
-		if queued, err = s.recordEvents(ctx, tx, plan.Events...); err != nil {
-			return err
-		}
-		out = &plan.Result
-		return nil
-	})
-	if err != nil {
-		return nil, wrap("apply status notification", err)
+	note := *n
+	op := &groupcommit.Op{Note: &note, Now: now.UTC()}
+	if err := s.submit(ctx, op, "apply status notification"); err != nil {
+		return nil, err
 	}
-	if queued {
-		s.Announce()
-	}
-	return out, nil
+	return op.Result, nil
 }
 
 func nullTime(t time.Time) any {

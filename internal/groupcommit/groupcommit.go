@@ -21,6 +21,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chargenet/chargenet"
@@ -98,6 +99,9 @@ type Change struct {
 	// Connectors maps the ID of each connector the group changed to its changed fields
 	// (Field bits).
 	Connectors map[int64]int
+	// Status reports whether a notification changed the EVSE's status or status time;
+	// otherwise only its version, last update and Doc changed.
+	Status bool
 }
 
 // Store is what a store provides to a group.
@@ -142,6 +146,7 @@ type Queue struct {
 	quit    chan struct{}
 	writers sync.WaitGroup
 	once    sync.Once
+	waiting atomic.Int64 // Submit calls waiting for a writer to take their op
 }
 
 // Start starts the writers of a queue applying changes to store.
@@ -175,11 +180,15 @@ func (q *Queue) Close() {
 // writer takes op, and ErrClosed after Close. Once taken, op is always answered.
 func (q *Queue) Submit(ctx context.Context, op *Op) error {
 	op.ctx, op.done = ctx, make(chan struct{})
+	q.waiting.Add(1)
 	select {
 	case q.ops <- op:
+		q.waiting.Add(-1)
 	case <-q.quit:
+		q.waiting.Add(-1)
 		return ErrClosed
 	case <-ctx.Done():
+		q.waiting.Add(-1)
 		return ctx.Err()
 	}
 	<-op.done
@@ -289,7 +298,7 @@ func (q *Queue) try(ops []*Op) error {
 			tx.Rollback()
 			return err
 		}
-		changes[i] = Change{EVSE: ch.e, Doc: doc, Connectors: ch.fields}
+		changes[i] = Change{EVSE: ch.e, Doc: doc, Connectors: ch.fields, Status: ch.status}
 	}
 	queued, err := tx.Commit(ctx, changes, g.events)
 	if err != nil {
@@ -316,6 +325,7 @@ type group struct {
 type changed struct {
 	e      *chargenet.EVSE
 	fields map[int64]int
+	status bool
 }
 
 func newGroup(l *Loaded) *group {
@@ -387,6 +397,7 @@ func (g *group) applyNote(op *Op) error {
 	}
 	for _, e := range plan.Changed {
 		ch := g.change(g.byUID[e.UID])
+		ch.status = true
 		for i := range e.Connectors {
 			ch.fields[e.Connectors[i].ID] |= FieldStatus
 		}

@@ -1,0 +1,243 @@
+package groupcommit
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeStore is an in-memory Store: EVSEs by uid, a record of every Begin and Commit.
+type fakeStore struct {
+	mu        sync.Mutex
+	evses     map[int64]chargenet.EVSE
+	gate      chan struct{} // when set, the first Begin waits for it to close
+	loads     []Load
+	commits   [][]Change
+	events    int
+	commitErr []error // returned by the next Commits, in turn
+	announced int
+}
+
+func newFakeStore() *fakeStore {
+	f := &fakeStore{evses: map[int64]chargenet.EVSE{}}
+	for uid := int64(1); uid <= 3; uid++ {
+		f.evses[uid] = chargenet.EVSE{UID: uid, EvseID: "E", ChargeboxID: 100 + uid, Status: chargenet.StatusAvailable, Version: 1,
+			Connectors: []chargenet.Connector{{ID: 1, Standard: chargenet.StandardIEC62196T2, Format: chargenet.FormatSocket,
+				PowerType: chargenet.PowerAC3Phase, MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400, TariffIDs: []string{}}}}
+	}
+	return f
+}
+
+func (f *fakeStore) Announce() { f.mu.Lock(); f.announced++; f.mu.Unlock() }
+
+func (f *fakeStore) Begin(_ context.Context, load Load) (Tx, *Loaded, error) {
+	f.mu.Lock()
+	gate := f.gate
+	f.gate = nil
+	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.loads = append(f.loads, load)
+	l := &Loaded{Subscribed: map[string]bool{chargenet.EventConnectorUpdated: true}}
+	for uid := int64(1); uid <= 3; uid++ {
+		e := f.evses[uid]
+		if containsUID(load, e) {
+			e.Connectors = append([]chargenet.Connector(nil), e.Connectors...)
+			l.EVSEs = append(l.EVSEs, e)
+		}
+	}
+	return &fakeTx{f: f}, l, nil
+}
+
+func containsUID(load Load, e chargenet.EVSE) bool {
+	for _, u := range load.UIDs {
+		if u == e.UID {
+			return true
+		}
+	}
+	for _, c := range load.Chargeboxes {
+		if c == e.ChargeboxID {
+			return true
+		}
+	}
+	return false
+}
+
+type fakeTx struct{ f *fakeStore }
+
+func (t *fakeTx) Commit(_ context.Context, changes []Change, events []chargenet.Event) (bool, error) {
+	f := t.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.commitErr) > 0 {
+		err := f.commitErr[0]
+		f.commitErr = f.commitErr[1:]
+		if err != nil {
+			return false, err
+		}
+	}
+	f.commits = append(f.commits, changes)
+	for _, c := range changes {
+		f.evses[c.EVSE.UID] = *c.EVSE
+	}
+	f.events += len(events)
+	return len(events) > 0, nil
+}
+
+func (t *fakeTx) Rollback() {}
+
+func power(v float64) chargenet.ConnectorPatch { return chargenet.ConnectorPatch{MaxElectricPower: &v} }
+
+// submitAll submits first, holds its group at Begin, then submits ops one after the
+// other, so that they wait, in this order, for the next group; it returns each
+// Submit's error.
+func submitAll(t *testing.T, q *Queue, f *fakeStore, first *Op, ops []*Op) []error {
+	t.Helper()
+	gate := make(chan struct{})
+	f.mu.Lock()
+	f.gate = gate
+	f.mu.Unlock()
+	errs := make([]error, len(ops))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = q.Submit(context.Background(), first) }()
+	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.gate == nil }, time.Second, time.Millisecond)
+	for i, op := range ops {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = q.Submit(context.Background(), op) }()
+		// Waiting senders are served in the order they came.
+		require.Eventually(t, func() bool { return q.waiting.Load() == int64(i+1) }, 5*time.Second, time.Millisecond)
+	}
+	close(gate)
+	wg.Wait()
+	return errs
+}
+
+// TestGroup checks that changes waiting together share one transaction, that a hot EVSE
+// is written once per group, that each change sees the ones before it, and that a
+// refused change is answered with its error while the others commit.
+func TestGroup(t *testing.T) {
+	f := newFakeStore()
+	q := Start(f, Config{})
+	defer q.Close()
+	first := &Op{UID: 3, ConnectorID: 1, Patch: power(1), Now: time.Unix(1, 0)}
+	ops := make([]*Op, 10)
+	for i := range ops {
+		ops[i] = &Op{UID: 1, ConnectorID: 1, Patch: power(float64(i + 10)), Now: time.Unix(2, 0)}
+	}
+	ops[4].Patch = power(-1) // refused
+	ops = append(ops, &Op{UID: 9, ConnectorID: 1, Patch: power(5)}, &Op{UID: 2, ConnectorID: 7, Patch: power(5)})
+	errs := submitAll(t, q, f, first, ops)
+	for i, err := range errs {
+		require.NoError(t, err, "op %d", i)
+	}
+	require.Len(t, f.commits, 2, "the held op, then everything that waited, in one transaction")
+	second := f.commits[1]
+	require.Len(t, second, 1, "EVSE 1 is written once for its nine accepted updates")
+	assert.Equal(t, int64(10), second[0].EVSE.Version, "version 1 plus nine updates")
+	assert.Equal(t, map[int64]int{1: FieldMaxElectricPower}, second[0].Connectors)
+	versions := map[int64]bool{}
+	for i, op := range ops[:10] {
+		if i == 4 {
+			var de *chargenet.Error
+			require.ErrorAs(t, op.Err, &de)
+			assert.ErrorIs(t, op.Err, chargenet.ErrInvalid)
+			assert.Nil(t, op.EVSE)
+			continue
+		}
+		require.NoError(t, op.Err)
+		versions[op.EVSE.Version] = true
+		assert.Equal(t, op.EVSE.Version, map[bool]int64{true: int64(i + 2), false: int64(i + 1)}[i < 4], "op %d sees the ones before it", i)
+	}
+	assert.Len(t, versions, 9)
+	assert.ErrorIs(t, ops[10].Err, chargenet.ErrNotFound, "no EVSE 9")
+	assert.ErrorIs(t, ops[11].Err, chargenet.ErrNotFound, "no connector 7")
+	assert.Equal(t, 10, f.events, "one event per accepted update")
+	assert.Equal(t, 2, f.announced)
+	assert.Equal(t, []int64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 9, 2}, f.loads[1].UIDs)
+	stored := f.evses[1]
+	assert.Equal(t, 19.0, stored.Connectors[0].MaxElectricPower, "the last update wins")
+}
+
+// TestGroupFailure checks that an error that is not a domain error fails every change
+// of the group, that nothing of it is kept, and that Retry gives it another attempt.
+func TestGroupFailure(t *testing.T) {
+	boom := errors.New("disk full")
+	f := newFakeStore()
+	f.commitErr = []error{boom}
+	q := Start(f, Config{})
+	op := &Op{UID: 1, ConnectorID: 1, Patch: power(7)}
+	require.NoError(t, q.Submit(context.Background(), op))
+	assert.ErrorIs(t, op.Err, boom)
+	assert.Nil(t, op.EVSE)
+	assert.Equal(t, int64(1), f.evses[1].Version, "nothing committed")
+	q.Close()
+
+	retryable := errors.New("deadlock detected")
+	f.commitErr = []error{retryable, retryable}
+	q = Start(f, Config{Retry: func(err error) bool { return errors.Is(err, retryable) }})
+	defer q.Close()
+	op = &Op{UID: 1, ConnectorID: 1, Patch: power(8)}
+	require.NoError(t, q.Submit(context.Background(), op))
+	require.NoError(t, op.Err, "the third attempt commits")
+	assert.Equal(t, int64(2), op.EVSE.Version)
+	assert.Equal(t, 8.0, f.evses[1].Connectors[0].MaxElectricPower)
+}
+
+// TestStatusInGroup checks a status notification applied in a group after a PATCH of an
+// EVSE of its charge box: one write of the EVSE, both kinds of fields listed.
+func TestStatusInGroup(t *testing.T) {
+	f := newFakeStore()
+	q := Start(f, Config{})
+	defer q.Close()
+	first := &Op{UID: 3, ConnectorID: 1, Patch: power(1)}
+	patch := &Op{UID: 1, ConnectorID: 1, Patch: power(50), Now: time.Unix(10, 0)}
+	note := &Op{Note: &chargenet.StatusNotification{ChargeboxID: 101, ConnectorID: 1, Status: "Faulted", ErrorCode: "GroundFailure",
+		Timestamp: time.Unix(20, 0)}, Now: time.Unix(30, 0)}
+	for i, err := range submitAll(t, q, f, first, []*Op{patch, note}) {
+		require.NoError(t, err, "op %d", i)
+	}
+	require.NoError(t, patch.Err)
+	require.NoError(t, note.Err)
+	require.Len(t, f.commits, 2)
+	require.Len(t, f.commits[1], 1)
+	ch := f.commits[1][0]
+	assert.True(t, ch.Status)
+	assert.Equal(t, map[int64]int{1: FieldMaxElectricPower | FieldStatus}, ch.Connectors)
+	assert.Equal(t, int64(3), ch.EVSE.Version, "the PATCH, then the notification")
+	assert.Equal(t, chargenet.StatusOutOfOrder, ch.EVSE.Status)
+	assert.Equal(t, 50.0, ch.EVSE.Connectors[0].MaxElectricPower)
+	assert.Equal(t, int64(2), patch.EVSE.Version, "the PATCH's answer is the EVSE as it left it")
+	assert.Equal(t, chargenet.StatusAvailable, patch.EVSE.Status)
+	assert.Equal(t, []chargenet.StatusChange{{UID: 1, Status: chargenet.StatusOutOfOrder, Previous: chargenet.StatusAvailable, Version: 3}},
+		note.Result.EVSEs)
+	doc, err := chargenet.EVSEJSON(ch.EVSE)
+	require.NoError(t, err)
+	assert.Equal(t, string(doc), string(ch.Doc))
+}
+
+// TestSubmitEnds checks Submit's answers when the caller gives up or the queue is closed.
+func TestSubmitEnds(t *testing.T) {
+	f := newFakeStore()
+	q := Start(f, Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	op := &Op{UID: 1, ConnectorID: 1, Patch: power(3)}
+	err := q.Submit(ctx, op)
+	if err == nil { // taken before the context was seen: the group skips it
+		err = op.Err
+	}
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, int64(1), f.evses[1].Version)
+	q.Close()
+	assert.ErrorIs(t, q.Submit(context.Background(), &Op{UID: 1}), ErrClosed)
+}

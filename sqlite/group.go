@@ -1,0 +1,168 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/groupcommit"
+)
+
+// maxGroup bounds how many changes one transaction commits.
+const maxGroup = 64
+
+// groupStore is the store as internal/groupcommit sees it.
+type groupStore struct{ s *Store }
+
+func (g groupStore) Announce() { g.s.Announce() }
+
+// Begin begins the group's transaction on the writer connection (BEGIN IMMEDIATE: it
+// holds the write lock from here, so what it reads stays true until the commit), and
+// reads the group's EVSEs and whether webhooks take its event types.
+func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcommit.Tx, *groupcommit.Loaded, error) {
+	s := g.s
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(err error) (groupcommit.Tx, *groupcommit.Loaded, error) {
+		_ = tx.Rollback()
+		return nil, nil, err
+	}
+	loaded := &groupcommit.Loaded{Subscribed: map[string]bool{}}
+	for _, t := range load.EventTypes {
+		var on bool
+		if err := tx.StmtContext(ctx, s.subscribed).QueryRowContext(ctx, t).Scan(&on); err != nil {
+			return fail(err)
+		}
+		loaded.Subscribed[t] = on
+	}
+	byUID := map[int64]chargenet.EVSE{}
+	boxes := map[int64]bool{}
+	for _, cb := range load.Chargeboxes {
+		if boxes[cb] {
+			continue
+		}
+		boxes[cb] = true
+		rows, err := tx.QueryContext(ctx, `SELECT `+evseRowColumns+` FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid `+
+			`WHERE e.chargebox_id = ? ORDER BY e.uid, c.id`, cb)
+		if err != nil {
+			return fail(err)
+		}
+		evses, err := scanEVSEs(rows, 4)
+		if err != nil {
+			return fail(err)
+		}
+		if err := loadStatusTimes(ctx, tx, cb, evses); err != nil {
+			return fail(err)
+		}
+		for _, e := range evses {
+			byUID[e.UID] = e
+		}
+	}
+	for _, uid := range load.UIDs {
+		if _, done := byUID[uid]; done {
+			continue
+		}
+		rows, err := tx.StmtContext(ctx, s.evseForUpdate).QueryContext(ctx, uid)
+		if err != nil {
+			return fail(err)
+		}
+		evses, err := scanEVSEs(rows, 1)
+		if err != nil {
+			return fail(err)
+		}
+		for _, e := range evses {
+			byUID[e.UID] = e
+		}
+	}
+	for _, e := range byUID {
+		loaded.EVSEs = append(loaded.EVSEs, e)
+	}
+	slices.SortFunc(loaded.EVSEs, func(a, b chargenet.EVSE) int { return cmp.Compare(a.UID, b.UID) })
+	return &groupTx{s: s, tx: tx}, loaded, nil
+}
+
+// groupTx is a group's transaction on the writer connection.
+type groupTx struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+// Commit writes each changed EVSE (its status and status time only when a notification
+// changed them) and, of each changed connector, the patched columns and the error and
+// status time a notification set; then the events; then commits.
+func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, events []chargenet.Event) (bool, error) {
+	s, tx := t.s, t.tx
+	for _, ch := range changes {
+		e := ch.EVSE
+		for id, f := range ch.Connectors {
+			c := e.Connector(id)
+			if c == nil {
+				continue
+			}
+			if mask := f &^ groupcommit.FieldStatus; mask != 0 {
+				if _, err := tx.StmtContext(ctx, s.patch[mask]).ExecContext(ctx, append(patchedValues(c, mask), e.UID, id)...); err != nil {
+					return t.fail(err)
+				}
+			}
+			if f&groupcommit.FieldStatus != 0 {
+				var code, info, vendor any
+				if c.Error != nil {
+					code, info, vendor = string(c.Error.Code), c.Error.Info, c.Error.VendorErrorCode
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE connectors SET error_code = ?, error_info = ?, error_vendor_code = ?, `+
+					`status_at = ? WHERE evse_uid = ? AND id = ?`, code, info, vendor, nullTime(c.StatusReportedAt), e.UID, c.ID); err != nil {
+					return t.fail(err)
+				}
+			}
+		}
+		var err error
+		if ch.Status {
+			_, err = tx.ExecContext(ctx, `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`,
+				string(e.Status), nullTime(e.StatusReportedAt), e.Version, formatTime(e.LastUpdated), string(ch.Doc), e.Version, e.UID)
+		} else {
+			_, err = tx.StmtContext(ctx, s.setVersion).ExecContext(ctx, e.Version, formatTime(e.LastUpdated), string(ch.Doc), e.Version, e.UID)
+		}
+		if err != nil {
+			return t.fail(err)
+		}
+	}
+	queued, err := s.recordEvents(ctx, tx, events...)
+	if err != nil {
+		return t.fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return t.fail(err)
+	}
+	return queued, nil
+}
+
+func (t *groupTx) fail(err error) (bool, error) {
+	_ = t.tx.Rollback()
+	return false, err
+}
+
+// Rollback ends the transaction without writing.
+func (t *groupTx) Rollback() { _ = t.tx.Rollback() }
+
+// errStoreClosed is the cause of a change submitted to a closed store.
+var errStoreClosed = errors.New("sql: database is closed")
+
+// submit applies op through the store's group commit and returns its error, wrapped
+// for op unless it is a domain error or ctx's.
+func (s *Store) submit(ctx context.Context, op *groupcommit.Op, name string) error {
+	if err := s.group.Submit(ctx, op); err != nil {
+		if errors.Is(err, groupcommit.ErrClosed) {
+			return wrap(name, errStoreClosed)
+		}
+		return err
+	}
+	if op.Err != nil && errors.Is(op.Err, ctx.Err()) {
+		return op.Err
+	}
+	return wrap(name, op.Err)
+}
