@@ -262,7 +262,7 @@ func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, pat
 // The answer may come from the read cache (see SetReadCacheSize) while nothing has been
 // committed since it was read. The returned JSON must not be modified.
 func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
-	at, cacheable := s.cache.version()
+	at, cacheable := s.cache.view(ctx)
 	if cacheable {
 		if e, ok := s.cache.evse(at, uid); ok {
 			return e.doc, e.version, nil

@@ -1,6 +1,9 @@
 package sqlite
 
-import "context"
+import (
+	"context"
+	"testing"
+)
 
 // PragmaForTest returns the value of a pragma as the store's write connection and one
 // of its read connections see it.
@@ -53,4 +56,11 @@ func (s *Store) ReadCacheProbeRefsForTest() int {
 	probes.mu.Lock()
 	defer probes.mu.Unlock()
 	return s.cache.probe.refs
+}
+
+// SetChangeLogKeepForTest makes the stores keep n cache_changes rows until the test ends.
+func SetChangeLogKeepForTest(tb testing.TB, n int64) {
+	old := changeLogKeep
+	changeLogKeep = n
+	tb.Cleanup(func() { changeLogKeep = old })
 }

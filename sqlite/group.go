@@ -135,6 +135,9 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 	if err != nil {
 		return t.fail(err)
 	}
+	if err := pruneChanges(ctx, tx); err != nil {
+		return t.fail(err)
+	}
 	if err := tx.Commit(); err != nil {
 		return t.fail(err)
 	}

@@ -143,6 +143,9 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 			}
 		}
 	}
+	if err := pruneChanges(ctx, tx); err != nil {
+		return wrap(op, err)
+	}
 	return wrap(op, tx.Commit())
 }
 

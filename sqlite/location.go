@@ -128,7 +128,7 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 	if seek.Limit <= 0 {
 		return []chargenet.LocationDoc{}, nil
 	}
-	at, cacheable := s.cache.version()
+	at, cacheable := s.cache.view(ctx)
 	if cacheable {
 		if docs, ok := s.cache.page(at, seek); ok {
 			return docs, nil

@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"context"
+	"database/sql"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,91 +24,177 @@ const walIndexHeaderWords = 12
 type walVersion [walIndexHeaderWords]uint32
 
 // readCache keeps the answers of the store's hottest reads, an EVSE's JSON and a page
-// of location JSON, for as long as the database has not changed.
+// of location JSON, for as long as the database has not changed what they show.
 //
-// Every entry carries the WAL-index version read before the query that produced it,
-// and is served only while the database still has that version: the query saw that
-// state or a newer one, and an unchanged version means there is no newer one. A commit
-// by this store, by another connection or by another process (`chargenet import`
-// beside a running server) changes the version and so retires every entry at once;
-// there is no invalidation to forget. A store that cannot map the header (an in-memory
-// database, a system without mmap) has no cache.
+// The cache knows when anything was committed: SQLite rewrites the WAL-index header on
+// every commit, by any connection or process (`chargenet import` beside a running
+// server), before the commit returns, and the cache maps that header (walProbe). It
+// learns what was committed from the database itself: triggers record, in the
+// transaction of every change of an EVSE, its connectors or a location, the EVSE's uid
+// in cache_changes and a new generation of the location pages in cache_pages (migration
+// 0010), whoever writes. When a read finds the header moved since the cache's last sync,
+// the cache reads the rows after the last one it saw, drops the EVSEs named there, and
+// drops its pages if the generation moved; entries a commit did not touch stay. A gap in
+// the rows (pruned before this cache read them) drops everything.
+//
+// An entry is served only while the header still equals the one of the last sync (no
+// commit since), and stored only if no sync has happened since the reader probed the
+// header (the sync's epoch): a read that began before a sync may have seen a state the
+// sync has already accounted for, so its answer is not kept. A store that cannot map
+// the header (an in-memory database, a system without mmap) has no cache.
 type readCache struct {
-	probe *walProbe // never nil
+	probe   *walProbe // never nil
+	changes changeReader
 
 	limit atomic.Int64 // bound in bytes; 0: off
 
-	mu    sync.Mutex
-	at    walVersion // the version of every entry
-	size  int        // bytes held
-	evses map[int64]evseDocEntry
-	pages map[chargenet.Seek[string]][]chargenet.LocationDoc
+	sync sync.Mutex // held by the one sync in progress
+
+	mu        sync.Mutex
+	at        walVersion // the header of the last sync
+	synced    bool       // at, seq and gen hold a sync's result
+	epoch     uint64     // incremented by every sync
+	seq       int64      // the last cache_changes row seen
+	gen       int64      // the cache_pages generation seen
+	size      int        // bytes held
+	pageBytes int        // of which in pages
+	evses     map[int64]evseDocEntry
+	pages     map[chargenet.Seek[string]][]chargenet.LocationDoc
 
 	hits, misses atomic.Uint64
 }
+
+// changeReader reads, in one snapshot, the cache_pages generation and the uids of the
+// cache_changes rows after seq, with the first and last of their seqs (0 if none).
+type changeReader func(ctx context.Context, after int64) (gen int64, uids []int64, first, last int64, err error)
 
 type evseDocEntry struct {
 	doc     []byte
 	version int64
 }
 
-func newReadCache(probe *walProbe, limit int) *readCache {
-	c := &readCache{probe: probe}
+// cacheView is what a reader saw when it probed the cache: the header and the epoch.
+type cacheView struct {
+	at    walVersion
+	epoch uint64
+}
+
+func newReadCache(probe *walProbe, limit int, changes changeReader) *readCache {
+	c := &readCache{probe: probe, changes: changes}
 	c.limit.Store(int64(limit))
 	return c
 }
 
-// version returns the database's current version, and false when nothing may be
-// served from or stored in the cache now (no cache, the cache is off, the probe cannot
-// vouch for the header).
-func (c *readCache) version() (walVersion, bool) {
+// view returns what a reader may serve and store now, first syncing the cache with the
+// commits made since the last sync; false when nothing may be served from or stored in
+// the cache now (no cache, the cache is off, the probe cannot vouch for the header,
+// another reader is syncing, the sync failed).
+func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 	if c == nil || c.limit.Load() == 0 {
-		return walVersion{}, false
+		return cacheView{}, false
 	}
-	return c.probe.version()
+	v, ok := c.probe.version()
+	if !ok {
+		return cacheView{}, false
+	}
+	c.mu.Lock()
+	if c.synced && c.at == v {
+		view := cacheView{at: v, epoch: c.epoch}
+		c.mu.Unlock()
+		return view, true
+	}
+	c.mu.Unlock()
+	if !c.sync.TryLock() {
+		return cacheView{}, false // another reader is syncing: read the database meanwhile
+	}
+	defer c.sync.Unlock()
+	c.mu.Lock()
+	synced, after := c.synced, c.seq
+	c.mu.Unlock()
+	// The header was read before the rows: the rows include every commit up to v, and
+	// perhaps later ones (then the header has moved past v and nothing is served
+	// until the next sync).
+	gen, uids, first, last, err := c.changes(ctx, after)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+	if err != nil {
+		c.synced = false
+		c.resetLocked()
+		return cacheView{}, false
+	}
+	switch {
+	case !synced || (first != 0 && first != after+1):
+		c.resetLocked() // the first sync, or rows this cache never saw were pruned
+	default:
+		for _, uid := range uids {
+			if e, ok := c.evses[uid]; ok {
+				c.size -= evseEntrySize(e)
+				delete(c.evses, uid)
+			}
+		}
+		if gen != c.gen {
+			c.size -= c.pageBytes
+			c.pages, c.pageBytes = nil, 0
+		}
+	}
+	c.at, c.gen, c.synced = v, gen, true
+	if last != 0 {
+		c.seq = last
+	}
+	return cacheView{at: v, epoch: c.epoch}, true
 }
 
-// setMax changes the bound and empties the cache; 0 turns it off.
+// setLimit changes the bound and empties the cache; 0 turns it off.
 func (c *readCache) setLimit(limit int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.limit.Store(int64(limit))
-	c.resetLocked(c.at)
+	c.resetLocked()
 }
 
-func (c *readCache) resetLocked(v walVersion) {
-	c.at, c.size, c.evses, c.pages = v, 0, nil, nil
+// resetLocked drops every entry.
+func (c *readCache) resetLocked() {
+	c.size, c.pageBytes, c.evses, c.pages = 0, 0, nil, nil
 }
 
-// evse returns the cached JSON and version of EVSE uid if it was read at version v.
-func (c *readCache) evse(v walVersion, uid int64) (evseDocEntry, bool) {
+func evseEntrySize(e evseDocEntry) int { return len(e.doc) + 64 }
+
+// servableLocked reports whether entries may be served to a reader with view v.
+func (c *readCache) servableLocked(v cacheView) bool { return c.synced && c.at == v.at }
+
+// evse returns the cached JSON and version of EVSE uid if it may be served to view v.
+func (c *readCache) evse(v cacheView, uid int64) (evseDocEntry, bool) {
 	c.mu.Lock()
 	e, ok := c.evses[uid]
-	ok = ok && c.at == v
+	ok = ok && c.servableLocked(v)
 	c.mu.Unlock()
 	c.count(ok)
 	return e, ok
 }
 
-// putEVSE keeps what a read begun at version v returned for EVSE uid.
-func (c *readCache) putEVSE(v walVersion, uid int64, e evseDocEntry) {
+// putEVSE keeps what a read begun with view v returned for EVSE uid.
+func (c *readCache) putEVSE(v cacheView, uid int64, e evseDocEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.makeRoomLocked(v, len(e.doc)+64) {
+	if !c.makeRoomLocked(v, evseEntrySize(e)) {
 		return
 	}
 	if c.evses == nil {
 		c.evses = make(map[int64]evseDocEntry)
 	}
+	if old, ok := c.evses[uid]; ok {
+		c.size -= evseEntrySize(old)
+	}
 	c.evses[uid] = e
 }
 
-// page returns a copy of the cached page of location JSON for seek if it was read at
-// version v.
-func (c *readCache) page(v walVersion, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, bool) {
+// page returns a copy of the cached page of location JSON for seek if it may be served
+// to view v.
+func (c *readCache) page(v cacheView, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, bool) {
 	c.mu.Lock()
 	p, ok := c.pages[seek]
-	ok = ok && c.at == v
+	ok = ok && c.servableLocked(v)
 	c.mu.Unlock()
 	c.count(ok)
 	if !ok {
@@ -115,12 +203,18 @@ func (c *readCache) page(v walVersion, seek chargenet.Seek[string]) ([]chargenet
 	return slices.Clone(p), true
 }
 
-// putPage keeps what a read begun at version v returned for seek.
-func (c *readCache) putPage(v walVersion, seek chargenet.Seek[string], docs []chargenet.LocationDoc) {
+// pageSize is the bytes a cached page of docs for seek counts for.
+func pageSize(seek chargenet.Seek[string], docs []chargenet.LocationDoc) int {
 	n := 64 + len(seek.Key)
 	for _, d := range docs {
 		n += 48 + len(d.ID) + len(d.JSON)
 	}
+	return n
+}
+
+// putPage keeps what a read begun with view v returned for seek.
+func (c *readCache) putPage(v cacheView, seek chargenet.Seek[string], docs []chargenet.LocationDoc) {
+	n := pageSize(seek, docs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.makeRoomLocked(v, n) {
@@ -129,20 +223,25 @@ func (c *readCache) putPage(v walVersion, seek chargenet.Seek[string], docs []ch
 	if c.pages == nil {
 		c.pages = make(map[chargenet.Seek[string]][]chargenet.LocationDoc)
 	}
+	if old, ok := c.pages[seek]; ok {
+		c.size -= pageSize(seek, old)
+		c.pageBytes -= pageSize(seek, old)
+	}
 	c.pages[seek] = slices.Clone(docs)
+	c.pageBytes += n
 }
 
-// makeRoomLocked prepares the cache to take n bytes read at version v: entries of
-// another version are dropped (they are stale, or the new entry is), and so is
-// everything when the bound would be passed. It reports false when the entry cannot be
-// kept at all.
-func (c *readCache) makeRoomLocked(v walVersion, n int) bool {
+// makeRoomLocked prepares the cache to take n bytes read with view v: it refuses when a
+// sync has happened since the reader's probe or a commit since the last sync (the
+// answer may predate what the cache accounts for), and drops everything when the bound
+// would be passed. It reports whether the entry may be kept.
+func (c *readCache) makeRoomLocked(v cacheView, n int) bool {
 	limit := int(c.limit.Load())
-	if limit == 0 || n > limit/4 {
+	if limit == 0 || n > limit/4 || !c.servableLocked(v) || c.epoch != v.epoch {
 		return false
 	}
-	if c.at != v || c.size+n > limit {
-		c.resetLocked(v)
+	if c.size+n > limit {
+		c.resetLocked()
 	}
 	c.size += n
 	return true
@@ -159,3 +258,43 @@ func (c *readCache) count(hit bool) {
 // clip returns b with its capacity cut to its length, so that a caller appending to a
 // cached slice copies it instead of writing into the cache.
 func clip(b []byte) []byte { return b[:len(b):len(b)] }
+
+// changesQuery reads, in one statement (one snapshot), the cache_pages generation (the
+// row with seq 0) and the cache_changes rows after seq ?.
+const changesQuery = `SELECT 0, gen FROM cache_pages UNION ALL SELECT seq, evse_uid FROM cache_changes WHERE seq > ?`
+
+// changeLogKeep is how many cache_changes rows the store keeps: a cache that syncs
+// less often than every changeLogKeep changed rows finds a gap and starts afresh.
+var changeLogKeep int64 = 4096
+
+// readChanges is the store's changeReader.
+func (s *Store) readChanges(ctx context.Context, after int64) (gen int64, uids []int64, first, last int64, err error) {
+	rows, err := s.changes.QueryContext(ctx, after)
+	if err != nil {
+		return 0, nil, 0, 0, err
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var seq, v int64
+		if err := rows.Scan(&seq, &v); err != nil {
+			return 0, nil, 0, 0, err
+		}
+		if seq == 0 {
+			gen = v
+			continue
+		}
+		uids = append(uids, v)
+		if first == 0 || seq < first {
+			first = seq
+		}
+		last = max(last, seq)
+	}
+	return gen, uids, first, last, rows.Err()
+}
+
+// pruneChanges deletes all but the newest changeLogKeep cache_changes rows, in the
+// caller's write transaction.
+func pruneChanges(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM cache_changes WHERE seq <= (SELECT max(seq) FROM cache_changes) - ?`, changeLogKeep)
+	return err
+}

@@ -60,6 +60,7 @@ type Store struct {
 	locations    [2][2]*sql.Stmt // [backward][hasKey]
 	locationDocs [2][2]*sql.Stmt // [backward][hasKey]
 	apiKeyByHash *sql.Stmt
+	changes      *sql.Stmt // cache_pages and cache_changes, for the read cache
 
 	// Write statements, prepared on write (its only connection, so a transaction
 	// reuses them through Tx.StmtContext without preparing again).
@@ -163,7 +164,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path != ":memory:" {
 		// Without the probe (a system without mmap) the store works uncached.
 		if probe, err := openWALProbe(path); err == nil {
-			s.cache = newReadCache(probe, DefaultReadCacheSize)
+			s.cache = newReadCache(probe, DefaultReadCacheSize, s.readChanges)
 		}
 	}
 	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{MaxGroup: maxGroup, Timeout: busyTimeout + 5*time.Second})
@@ -352,6 +353,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.evse = p(s.read, evseByUIDQuery)
 	s.evseDoc = p(s.read, `SELECT CASE WHEN doc_version = version THEN doc END, version FROM evses WHERE uid = ?`)
 	s.location = p(s.read, locationByIDQuery)
+	s.changes = p(s.read, changesQuery)
 	s.apiKeyByHash = p(s.read, `SELECT name, hash, scope, created_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL`)
 	for _, backward := range []bool{false, true} {
 		for _, hasKey := range []bool{false, true} {

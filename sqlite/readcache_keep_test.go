@@ -1,0 +1,111 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/sqlite"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// requireHit reads EVSE uid and fails unless the answer came from the cache and equals
+// want.
+func requireHit(t *testing.T, s *sqlite.Store, uid int64, want []byte, why string) {
+	t.Helper()
+	hits, _, _ := s.ReadCacheStatsForTest()
+	doc, _, err := s.EVSEDoc(t.Context(), uid)
+	require.NoError(t, err)
+	after, _, _ := s.ReadCacheStatsForTest()
+	assert.Equal(t, hits+1, after, "EVSE %d is served from the cache: %s", uid, why)
+	assert.Equal(t, string(want), string(doc))
+}
+
+// TestReadCacheKeepsUntouched changes EVSE 1002 (and adds a location) in every way a
+// commit can reach the database, while EVSE 1001 is cached: 1001 must stay cached, 1002
+// must be read afresh, and the location pages must show the new location.
+func TestReadCacheKeepsUntouched(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(t *testing.T, s *sqlite.Store, path string)
+	}{
+		{"through the store", func(t *testing.T, s *sqlite.Store, _ string) { patchAndAdd(t, s) }},
+		{"through another store on the file", func(t *testing.T, _ *sqlite.Store, path string) {
+			other := mustOpen(t, path)
+			patchAndAdd(t, other)
+			require.NoError(t, other.Close())
+		}},
+		{"from another process", func(t *testing.T, _ *sqlite.Store, path string) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestReadCacheChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), cacheChildEnv+"="+path)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "child: %s", out)
+		}},
+		{"by plain SQL, as a program that knows nothing of the cache", func(t *testing.T, _ *sqlite.Store, path string) {
+			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+			require.NoError(t, err)
+			defer func() { _ = db.Close() }()
+			for _, q := range []string{
+				`UPDATE connectors SET max_electric_power = 777 WHERE evse_uid = 1002 AND id = 1`,
+				`UPDATE evses SET version = version + 1 WHERE uid = 1002`,
+				`INSERT INTO locations (id, name, address, city, postal_code, country, latitude, longitude, time_zone, last_updated) ` +
+					`VALUES ('LOC-9999', 'Added', '1 Road', 'Town', '1000', 'NLD', 0, 0, 'Europe/Amsterdam', '2026-01-01T00:00:00.000000000Z')`,
+			} {
+				_, err := db.ExecContext(t.Context(), q)
+				require.NoError(t, err, q)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, path := openDemo(t)
+			requireCacheOn(t, s)
+			keep, _ := requireFresh(t, s, 1001)
+			requireHit(t, s, 1001, keep, "read twice")
+			_, before := requireFresh(t, s, 1002)
+			seek := chargenet.Seek[string]{Key: "LOC-0120", HasKey: true, Limit: 5}
+			page, err := s.ListLocationDocs(t.Context(), seek)
+			require.NoError(t, err)
+			require.Empty(t, page)
+
+			c.change(t, s, path)
+
+			requireHit(t, s, 1001, keep, "the commit did not touch it")
+			doc, after := requireFresh(t, s, 1002)
+			assert.Equal(t, before+1, after)
+			assert.Contains(t, string(doc), `"maxElectricPower":777`)
+			page, err = s.ListLocationDocs(t.Context(), seek)
+			require.NoError(t, err)
+			require.Len(t, page, 1, "a new location retires the cached pages")
+			assert.Equal(t, "LOC-9999", page[0].ID)
+			requireHit(t, s, 1001, keep, "still")
+		})
+	}
+}
+
+// TestReadCacheLogGap lets the change log be pruned past a change the cache has not read
+// yet: the cache must notice the gap and serve nothing it cached before.
+func TestReadCacheLogGap(t *testing.T) {
+	sqlite.SetChangeLogKeepForTest(t, 4)
+	s, path := openDemo(t)
+	requireCacheOn(t, s)
+	_, before := requireFresh(t, s, 1001)
+	_, _ = requireFresh(t, s, 1001) // cached
+
+	other := mustOpen(t, path) // its own writer: s reads nothing in between
+	_, err := other.UpdateConnector(t.Context(), 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(555.0)}, "", time.Now())
+	require.NoError(t, err)
+	for i := range 10 { // each writes two rows: the change of 1001 is pruned
+		_, err := other.UpdateConnector(t.Context(), 1003, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i + 1))}, "", time.Now())
+		require.NoError(t, err)
+	}
+	require.NoError(t, other.Close())
+
+	doc, after := requireFresh(t, s, 1001)
+	assert.Equal(t, before+1, after, "the change whose record was pruned is seen")
+	assert.Contains(t, string(doc), `"maxElectricPower":555`)
+}
