@@ -14,6 +14,24 @@ import (
 // maxGroup bounds how many changes one transaction commits.
 const maxGroup = 64
 
+// The statements of a group that the store's other writes do not use, prepared on the
+// writer connection (see groupStatements).
+const (
+	chargeboxEVSEsQuery = `SELECT ` + evseRowColumns + ` FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid ` +
+		`WHERE e.chargebox_id = ? ORDER BY e.uid, c.id`
+	statusTimesQuery = `SELECT e.uid, e.status_at, c.id, c.status_at FROM evses e ` +
+		`LEFT JOIN connectors c ON c.evse_uid = e.uid WHERE e.chargebox_id = ?`
+	setStatusQuery = `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`
+	setConnectorStatusQuery = `UPDATE connectors SET error_code = ?, error_info = ?, error_vendor_code = ?, ` +
+		`status_at = ? WHERE evse_uid = ? AND id = ?`
+	pruneChangesQuery = `DELETE FROM cache_changes WHERE seq <= (SELECT max(seq) FROM cache_changes) - ?`
+)
+
+// groupStatements are those statements, prepared.
+type groupStatements struct {
+	chargeboxEVSEs, statusTimes, setStatus, setConnectorStatus, pruneChanges *sql.Stmt
+}
+
 // groupStore is the store as internal/groupcommit sees it.
 type groupStore struct{ s *Store }
 
@@ -47,8 +65,7 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 			continue
 		}
 		boxes[cb] = true
-		rows, err := tx.QueryContext(ctx, `SELECT `+evseRowColumns+` FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid `+
-			`WHERE e.chargebox_id = ? ORDER BY e.uid, c.id`, cb)
+		rows, err := tx.StmtContext(ctx, s.g.chargeboxEVSEs).QueryContext(ctx, cb)
 		if err != nil {
 			return fail(err)
 		}
@@ -56,7 +73,7 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 		if err != nil {
 			return fail(err)
 		}
-		if err := loadStatusTimes(ctx, tx, cb, evses); err != nil {
+		if err := loadStatusTimes(ctx, tx.StmtContext(ctx, s.g.statusTimes), cb, evses); err != nil {
 			return fail(err)
 		}
 		for _, e := range evses {
@@ -114,16 +131,15 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 				if c.Error != nil {
 					code, info, vendor = string(c.Error.Code), c.Error.Info, c.Error.VendorErrorCode
 				}
-				if _, err := tx.ExecContext(ctx, `UPDATE connectors SET error_code = ?, error_info = ?, error_vendor_code = ?, `+
-					`status_at = ? WHERE evse_uid = ? AND id = ?`, code, info, vendor, nullTime(c.StatusReportedAt), e.UID, c.ID); err != nil {
+				if _, err := tx.StmtContext(ctx, s.g.setConnectorStatus).ExecContext(ctx, code, info, vendor,
+					nullTime(c.StatusReportedAt), e.UID, c.ID); err != nil {
 					return t.fail(err)
 				}
 			}
 		}
 		var err error
 		if ch.Status {
-			_, err = tx.ExecContext(ctx, `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`,
-				string(e.Status), nullTime(e.StatusReportedAt), e.Version, formatTime(e.LastUpdated), string(ch.Doc), e.Version, e.UID)
+			_, err = tx.StmtContext(ctx, s.g.setStatus).ExecContext(ctx, string(e.Status), nullTime(e.StatusReportedAt), e.Version, formatTime(e.LastUpdated), string(ch.Doc), e.Version, e.UID)
 		} else {
 			_, err = tx.StmtContext(ctx, s.setVersion).ExecContext(ctx, e.Version, formatTime(e.LastUpdated), string(ch.Doc), e.Version, e.UID)
 		}
@@ -135,7 +151,7 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 	if err != nil {
 		return t.fail(err)
 	}
-	if err := pruneChanges(ctx, tx); err != nil {
+	if _, err := tx.StmtContext(ctx, s.g.pruneChanges).ExecContext(ctx, changeLogKeep); err != nil {
 		return t.fail(err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -168,4 +184,41 @@ func (s *Store) submit(ctx context.Context, op *groupcommit.Op, name string) err
 		return op.Err
 	}
 	return wrap(name, op.Err)
+}
+
+// loadStatusTimes sets the StatusReportedAt of evses (all of one charge box) and of
+// their connectors, read with stmt (statusTimesQuery in the transaction).
+func loadStatusTimes(ctx context.Context, stmt *sql.Stmt, chargebox int64, evses []chargenet.EVSE) error {
+	index := make(map[int64]*chargenet.EVSE, len(evses))
+	for i := range evses {
+		index[evses[i].UID] = &evses[i]
+	}
+	rows, err := stmt.QueryContext(ctx, chargebox)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var uid int64
+		var eAt, cAt sql.NullString
+		var cid sql.NullInt64
+		if err := rows.Scan(&uid, &eAt, &cid, &cAt); err != nil {
+			return err
+		}
+		e := index[uid]
+		if e == nil {
+			continue
+		}
+		if eAt.Valid {
+			if e.StatusReportedAt, err = parseTime(eAt.String); err != nil {
+				return err
+			}
+		}
+		if c := e.Connector(cid.Int64); cid.Valid && c != nil && cAt.Valid {
+			if c.StatusReportedAt, err = parseTime(cAt.String); err != nil {
+				return err
+			}
+		}
+	}
+	return rows.Err()
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -290,11 +289,4 @@ func (s *Store) readChanges(ctx context.Context, after int64) (gen int64, uids [
 		last = max(last, seq)
 	}
 	return gen, uids, first, last, rows.Err()
-}
-
-// pruneChanges deletes all but the newest changeLogKeep cache_changes rows, in the
-// caller's write transaction.
-func pruneChanges(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, `DELETE FROM cache_changes WHERE seq <= (SELECT max(seq) FROM cache_changes) - ?`, changeLogKeep)
-	return err
 }

@@ -78,6 +78,7 @@ type Store struct {
 	insertEvent     *sql.Stmt
 	fanOut          *sql.Stmt
 	subscribed      *sql.Stmt
+	g               groupStatements
 
 	// cache keeps EVSE and location JSON while the database is unchanged (see
 	// readCache); nil for an in-memory database.
@@ -379,6 +380,9 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.insertEvent = p(s.write, insertEventQuery)
 	s.fanOut = p(s.write, fanOutQuery)
 	s.subscribed = p(s.write, `SELECT EXISTS (SELECT 1 FROM webhook_event_types WHERE type = ?)`)
+	s.g = groupStatements{chargeboxEVSEs: p(s.write, chargeboxEVSEsQuery), statusTimes: p(s.write, statusTimesQuery),
+		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery),
+		pruneChanges: p(s.write, pruneChangesQuery)}
 	return err
 }
 
