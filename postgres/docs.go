@@ -3,79 +3,121 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/chargenet/chargenet"
 	"github.com/jackc/pgx/v5"
 )
 
-// evseDocQuery reads an EVSE's stored JSON, NULL when there is none for its version.
-const evseDocQuery = `SELECT CASE WHEN doc_version = version THEN doc END, version FROM evses WHERE uid = $1`
+// evseDocsQuery reads the stored JSON of EVSEs, NULL for one that has none for its
+// version.
+const evseDocsQuery = `SELECT uid, CASE WHEN doc_version = version THEN doc END, version FROM evses WHERE uid = ANY($1)`
 
 // selectLocationDocs selects each location's id and its stored JSON, NULL when there is
 // none (the triggers of migration 0010 clear it when the location's EVSEs change).
 const selectLocationDocs = `SELECT l.id, l.doc FROM locations l`
 
+// readLoops is the number of reader loops of each kind of gathered read (see
+// readGroup): with the writer, they hold at most 2 × readLoops + 1 of the pool's
+// connections.
+const readLoops = 3
+
+// storedEVSEDoc is a stored EVSE JSON and its version; doc is nil when none is stored for it.
+type storedEVSEDoc struct {
+	doc     []byte
+	version int64
+}
+
+// fetchEVSEDocs reads the stored JSON of uids in one statement.
+func (s *Store) fetchEVSEDocs(ctx context.Context, uids []int64) (map[int64]storedEVSEDoc, error) {
+	rows, err := s.pool.Query(ctx, evseDocsQuery, uids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]storedEVSEDoc, len(uids))
+	for rows.Next() {
+		var uid int64
+		var d storedEVSEDoc
+		if err := rows.Scan(&uid, &d.doc, &d.version); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[uid] = d
+	}
+	return out, rows.Err()
+}
+
+// fetchLocationDocs reads the pages of seeks, one statement each, in one round trip.
+func (s *Store) fetchLocationDocs(ctx context.Context, seeks []chargenet.Seek[string]) (map[chargenet.Seek[string]][]chargenet.LocationDoc, error) {
+	out := make(map[chargenet.Seek[string]][]chargenet.LocationDoc, len(seeks))
+	var b pgx.Batch
+	for _, seek := range seeks {
+		query, args := seekQuery(selectLocationDocs, `l.id COLLATE "C"`, seek)
+		b.Queue(query, args...).Query(func(rows pgx.Rows) error {
+			page := make([]chargenet.LocationDoc, 0, min(seek.Limit, 1000))
+			for rows.Next() {
+				var d chargenet.LocationDoc
+				if err := rows.Scan(&d.ID, &d.JSON); err != nil {
+					return err
+				}
+				page = append(page, d)
+			}
+			out[seek] = page
+			return rows.Err()
+		})
+	}
+	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // EVSEDoc returns the EVSE's stored contract JSON (chargenet.EVSEJSON) and its Version,
 // read in one statement. An EVSE whose JSON is missing or was written for another
 // version (a row changed by a program that does not keep it) is read and encoded
-// instead. If there is no EVSE with this uid it returns an ErrNotFound
-// *chargenet.Error with Param "uid"; other errors are wrapped driver errors, wrapping
-// chargenet.ErrUnavailable if the database cannot be reached.
+// instead. Concurrent calls are gathered into one statement (see readGroup). If there
+// is no EVSE with this uid it returns an ErrNotFound *chargenet.Error with Param "uid";
+// other errors are wrapped driver or context errors, wrapping chargenet.ErrUnavailable
+// if the database cannot be reached or the store is closed.
 func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
-	var doc []byte
-	var version int64
-	err := s.pool.QueryRow(ctx, evseDocQuery, uid).Scan(&doc, &version)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, 0, evseNotFound(uid)
-	}
+	d, found, err := s.evseDocs.get(ctx, uid)
 	if err != nil {
 		return nil, 0, s.wrap("evse doc", err)
 	}
-	if doc != nil {
-		return doc, version, nil
+	if !found {
+		return nil, 0, evseNotFound(uid)
+	}
+	if d.doc != nil {
+		return d.doc, d.version, nil
 	}
 	e, err := s.EVSE(ctx, uid)
 	if err != nil {
 		return nil, 0, err
 	}
-	doc, err = chargenet.EVSEJSON(e)
+	doc, err := chargenet.EVSEJSON(e)
 	return doc, e.Version, s.wrap("evse doc", err)
 }
 
 // ListLocationDocs reads one keyset slice of locations (see ListLocations) as their
 // stored contract JSON (chargenet.LocationJSON), in one statement, without decoding
-// them. A location whose JSON is missing is read and encoded instead. Errors are
-// wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the database
-// cannot be reached.
+// them. Concurrent calls are gathered into one round trip, identical ones read once
+// (see readGroup). A location whose JSON is missing is read and encoded instead. Errors
+// are wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the
+// database cannot be reached or the store is closed.
 func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
 	const op = "list location docs"
 	if seek.Limit <= 0 {
 		return []chargenet.LocationDoc{}, nil
 	}
-	query, args := seekQuery(selectLocationDocs, `l.id COLLATE "C"`, seek)
-	rows, err := s.pool.Query(ctx, query, args...)
+	shared, _, err := s.locationDocs.get(ctx, seek)
 	if err != nil {
 		return nil, s.wrap(op, err)
 	}
-	out := make([]chargenet.LocationDoc, 0, min(seek.Limit, 1000))
-	var missing []int
-	for rows.Next() {
-		var d chargenet.LocationDoc
-		if err := rows.Scan(&d.ID, &d.JSON); err != nil {
-			rows.Close()
-			return nil, s.wrap(op, err)
+	out := slices.Clone(shared) // the page may be shared with other callers
+	for i := range out {
+		if out[i].JSON != nil {
+			continue
 		}
-		if d.JSON == nil {
-			missing = append(missing, len(out))
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap(op, err)
-	}
-	for _, i := range missing {
 		l, err := s.Location(ctx, out[i].ID)
 		if err != nil {
 			return nil, err
@@ -83,6 +125,9 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 		if out[i].JSON, err = chargenet.LocationJSON(l); err != nil {
 			return nil, s.wrap(op, err)
 		}
+	}
+	if out == nil {
+		out = []chargenet.LocationDoc{}
 	}
 	return out, nil
 }

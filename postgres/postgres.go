@@ -162,6 +162,10 @@ type Store struct {
 
 	pool  *pgxpool.Pool
 	group *groupcommit.Queue // PATCHes and status notifications, group-committed (see group.go)
+
+	// Reads gathered into one round trip (see readGroup).
+	evseDocs     *readGroup[int64, storedEVSEDoc]
+	locationDocs *readGroup[chargenet.Seek[string], []chargenet.LocationDoc]
 }
 
 var (
@@ -198,6 +202,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{Writers: groupWriters, Retry: retryGroup,
 		Timeout: DefaultStatementTimeout + 5*time.Second})
+	s.evseDocs = startReadGroup(readLoops, s.fetchEVSEDocs)
+	s.locationDocs = startReadGroup(readLoops, s.fetchLocationDocs)
 	return s, nil
 }
 
@@ -206,6 +212,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // nothing. It returns nil.
 func (s *Store) Close() error {
 	s.group.Close()
+	s.evseDocs.close()
+	s.locationDocs.close()
 	s.pool.Close()
 	return nil
 }
