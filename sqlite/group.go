@@ -21,7 +21,7 @@ const (
 		`WHERE e.chargebox_id = ? ORDER BY e.uid, c.id`
 	statusTimesQuery = `SELECT e.uid, e.status_at, c.id, c.status_at FROM evses e ` +
 		`LEFT JOIN connectors c ON c.evse_uid = e.uid WHERE e.chargebox_id = ?`
-	setStatusQuery = `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`
+	setStatusQuery          = `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`
 	setConnectorStatusQuery = `UPDATE connectors SET error_code = ?, error_info = ?, error_vendor_code = ?, ` +
 		`status_at = ? WHERE evse_uid = ? AND id = ?`
 	pruneChangesQuery = `DELETE FROM cache_changes WHERE seq <= (SELECT max(seq) FROM cache_changes) - ?`
