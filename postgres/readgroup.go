@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/puddle/v2"
 )
@@ -25,6 +26,8 @@ type readGroup[K comparable, V any] struct {
 	quit  chan struct{}
 	wg    sync.WaitGroup
 	once  sync.Once
+
+	waiting atomic.Int64 // reads waiting for a loop to take them
 }
 
 type readRequest[K comparable, V any] struct {
@@ -57,11 +60,15 @@ func startReadGroup[K comparable, V any](loops int, fetch func(ctx context.Conte
 func (g *readGroup[K, V]) get(ctx context.Context, key K) (V, bool, error) {
 	var zero V
 	r := &readRequest[K, V]{key: key, done: make(chan readResult[V], 1)}
+	g.waiting.Add(1)
 	select {
 	case g.in <- r:
+		g.waiting.Add(-1)
 	case <-g.quit:
+		g.waiting.Add(-1)
 		return zero, false, errStoreClosed
 	case <-ctx.Done():
+		g.waiting.Add(-1)
 		return zero, false, ctx.Err()
 	}
 	select {
