@@ -74,10 +74,45 @@ peak_rss() { awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
 
 # wrk_run NAME TARGET ROUND URL SCRIPT CONNS DURATION: one wrk run, appended to $RAW as
 # endpoint, target, round, req/s, p50 ms, p99 ms, non-2xx responses.
+#
+# With CPU_PIDS set (the server's pid; CPU_PG=1 adds the PostgreSQL cluster's processes,
+# PG_DIR its data directory), two more columns: the CPU time the server and PostgreSQL
+# spent per request during the run, in µs.
 wrk_run() {
-	local out
+	local out s0 p0 n
+	s0=$(cpu_ticks ${CPU_PIDS:-}) p0=$(pg_ticks)
 	out=$(wrk -t2 -c"$6" -d"$7" --latency -s "$ROOT/bench/wrk/$5" "$4" 2>&1) || die "wrk failed: $out"
-	wrk_record "$1" "$2" "$3" "$(wrk_figures <<<"$out")"
+	local figures
+	figures=$(wrk_figures <<<"$out")
+	if [[ -n ${CPU_PIDS:-} ]]; then
+		n=$(awk '/requests in/ {print $1; exit}' <<<"$out")
+		figures+=$(awk -v n="$n" -v s=$(($(cpu_ticks $CPU_PIDS) - s0)) -v p=$(($(pg_ticks) - p0)) -v hz="$(getconf CLK_TCK)" \
+			'BEGIN {printf "\t%.1f\t%.1f", s * 1e6 / hz / n, p * 1e6 / hz / n}')
+	fi
+	wrk_record "$1" "$2" "$3" "$figures"
+}
+
+# cpu_ticks PID...: the CPU time (user and system, of the processes and their waited-for
+# children) the processes have used, in clock ticks.
+cpu_ticks() {
+	local t=0 p
+	for p in "$@"; do
+		[[ -r /proc/$p/stat ]] && t=$((t + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat")))
+	done
+	echo "$t"
+}
+
+# pg_ticks: cpu_ticks of the PostgreSQL cluster in PG_DIR (postmaster and backends) when
+# CPU_PG is 1, else 0.
+pg_ticks() {
+	if [[ ${CPU_PG:-} != 1 || ! -r ${PG_DIR:-}/postmaster.pid ]]; then
+		echo 0
+		return
+	fi
+	local pm
+	pm=$(head -1 "$PG_DIR/postmaster.pid")
+	# shellcheck disable=SC2046
+	cpu_ticks "$pm" $(pgrep -P "$pm")
 }
 
 # wrk_figures: wrk's output on stdin as req/s, p50 ms, p99 ms, non-2xx (tab-separated).
@@ -93,10 +128,11 @@ wrk_figures() {
 
 # wrk_record NAME TARGET ROUND FIGURES: appends one line to $RAW and prints it.
 wrk_record() {
-	local rps p50 p99 bad
-	IFS=$'\t' read -r rps p50 p99 bad <<<"$4"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$rps" "$p50" "$p99" "$bad" >>"$RAW"
-	printf '  %-16s %-10s round %s: %10s req/s  p50 %8s ms  p99 %8s ms  non-2xx %s\n' "$1" "$2" "$3" "$rps" "$p50" "$p99" "$bad" >&2
+	local rps p50 p99 bad scpu pcpu
+	IFS=$'\t' read -r rps p50 p99 bad scpu pcpu <<<"$4"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$rps" "$p50" "$p99" "$bad" "${scpu:-0}" "${pcpu:-0}" >>"$RAW"
+	printf '  %-16s %-10s round %s: %10s req/s  p50 %8s ms  p99 %8s ms  non-2xx %s  cpu µs/req %s + %s\n' \
+		"$1" "$2" "$3" "$rps" "$p50" "$p99" "$bad" "${scpu:--}" "${pcpu:--}" >&2
 }
 
 # ms VALUE: wrk's latency (123.45us, 1.20ms, 2.00s) in milliseconds.

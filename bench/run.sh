@@ -30,6 +30,7 @@ eval "$PGENV"
 ON_EXIT+=("\"$ROOT/scripts/pg-test-cluster.sh\" stop '$CHARGENET_PG_DIR'")
 PGURL=$CHARGENET_TEST_POSTGRES
 PGBIN=$CHARGENET_PG_BIN
+PG_DIR=$CHARGENET_PG_DIR
 PGPORT=${PGURL##*:}
 PGPORT=${PGPORT%%/*}
 SERVE_LOG=$OUT/serve-pg-demo.log serve_url "$PGURL" "$(free_port)" --demo
@@ -144,6 +145,7 @@ endpoints=(
 	"locations|/v1/locations?limit=25|get.lua|ceiling full uncached prism pg pg2 full_w uncached_w pg_w"
 	"locations_deep|/v1/locations?limit=25&cursor=$DEEP_CURSOR|get.lua|ceiling full uncached prism pg"
 	"evse|/v2/evses/1002|get.lua|ceiling full uncached prism pg pg2 full_w uncached_w pg_w"
+	"evse_spread|/v2/evses/1002|get-spread.lua|full uncached pg"
 	"patch|/v2/evses/1002/connectors/1|patch.lua|ceiling full pg"
 	"patch_spread|/v2/evses/1002/connectors/1|patch-spread.lua|full pg pg2"
 	"status|/internal/v1/chargeboxes/501/status-notifications|status.lua|full pg"
@@ -156,14 +158,15 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			case $t in
 			ceiling) wrk_run "$name" ceiling "$r" "$CEIL$path" "$script" "$CONNS" "$DURATION" ;;
 			full)
-				BENCH_INGEST_KEY=${INGEST[sqlite]} wrk_run "$name" full "$r" "$FULL$path" "$script" "$CONNS" "$DURATION" ;;
-			uncached) wrk_run "$name" uncached "$r" "$UNCACHED$path" "$script" "$CONNS" "$DURATION" ;;
+				BENCH_INGEST_KEY=${INGEST[sqlite]} CPU_PIDS=$FULL_PID wrk_run "$name" full "$r" "$FULL$path" "$script" "$CONNS" "$DURATION" ;;
+			uncached) CPU_PIDS=$UNCACHED_PID wrk_run "$name" uncached "$r" "$UNCACHED$path" "$script" "$CONNS" "$DURATION" ;;
 			prism)
 				mock=$path
 				[[ $name == locations_deep ]] && mock="/v1/locations?limit=25&cursor=x"
 				wrk_run "$name" prism "$r" "$PRISM$mock" "$script" "$CONNS" "$DURATION"
 				;;
-			pg) BENCH_INGEST_KEY=${INGEST[pg]} wrk_run "$name" pg "$r" "$PGA$path" "$script" "$CONNS" "$DURATION" ;;
+			pg)
+				BENCH_INGEST_KEY=${INGEST[pg]} CPU_PIDS=$PGA_PID CPU_PG=1 wrk_run "$name" pg "$r" "$PGA$path" "$script" "$CONNS" "$DURATION" ;;
 			pg2) BENCH_INGEST_KEY=${INGEST[pg]} wrk_pair "$name" pg2 "$r" "$PGA" "$PGB" "$path" "$script" ;;
 			full_w) wrk_mixed "$name" full_w "$r" "$FULL" "$path" "$script" sqlite ;;
 			uncached_w) wrk_mixed "$name" uncached_w "$r" "$UNCACHED" "$path" "$script" sqlite ;;

@@ -13,10 +13,12 @@ import (
 	"time"
 )
 
-// sample is one wrk run: endpoint, target, round, req/s, p50 and p99 latency in ms.
+// sample is one wrk run: endpoint, target, round, req/s, p50 and p99 latency in ms,
+// and when measured the CPU time per request of the server and of PostgreSQL in µs.
 type sample struct {
 	endpoint, target string
 	rps, p50, p99    float64
+	cpuServer, cpuPG float64
 }
 
 func readRaw(path string) ([]sample, error) {
@@ -36,6 +38,13 @@ func readRaw(path string) ([]sample, error) {
 		for i, p := range []*float64{&s.rps, &s.p50, &s.p99} {
 			if *p, err = strconv.ParseFloat(c[3+i], 64); err != nil {
 				return nil, fmt.Errorf("%s: %q: %w", path, sc.Text(), err)
+			}
+		}
+		if len(c) >= 9 {
+			for i, p := range []*float64{&s.cpuServer, &s.cpuPG} {
+				if *p, err = strconv.ParseFloat(c[7+i], 64); err != nil {
+					return nil, fmt.Errorf("%s: %q: %w", path, sc.Text(), err)
+				}
 			}
 		}
 		out = append(out, s)

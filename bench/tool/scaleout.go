@@ -44,6 +44,18 @@ func readWrites(path string) ([]writeSample, error) {
 	return out, sc.Err()
 }
 
+func cpuServerOf(s sample) float64 { return s.cpuServer }
+func cpuPGOf(s sample) float64     { return s.cpuPG }
+
+// cpu returns the median CPU µs per request of field over the samples, "–" if none.
+func cpu(samples []sample, endpoint, target string, field func(sample) float64) string {
+	st := collect(samples, endpoint, target, field)
+	if st.med == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", st.med)
+}
+
 // mark returns "met" or "missed" for a figure and its goal.
 func mark(ok bool) string {
 	if ok {
@@ -74,8 +86,8 @@ func scaleOutReport(w io.Writer, raw, writes, conns, writeRate string) error {
 		"(`pgbench -i -s 1`, then `-S` select-only and `-N` simple update, `-c %s -j 2 -M prepared`, as long as each wrk run, "+
 		"interleaved with them): the database's own ceiling on this machine. *SQLite cache off*: the second SQLite server above.\n\n",
 		conns, conns)
-	fmt.Fprintln(w, "| request | PostgreSQL req/s | p50 / p99 ms | two replicas req/s | SQLite req/s (cache on / off) | ratio | goal |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| request | PostgreSQL req/s | p50 / p99 ms | CPU µs/req (server + PostgreSQL) | two replicas req/s | SQLite req/s (cache on / off) | SQLite CPU µs/req (cache on / off) | ratio | goal |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	type row struct {
 		label, endpoint string
 		base            float64 // the denominator of the ratio
@@ -85,6 +97,7 @@ func scaleOutReport(w io.Writer, raw, writes, conns, writeRate string) error {
 	}
 	rows := []row{
 		{"GET EVSE", "evse", med("evse", "uncached"), "of SQLite cache off", 0.60, 0},
+		{"GET EVSE, 40 EVSEs at random", "evse_spread", med("evse_spread", "uncached"), "of SQLite cache off", 0, 0},
 		{"GET locations, first page", "locations", med("locations", "uncached"), "of SQLite cache off", 0.60, 0},
 		{"GET locations, deep page", "locations_deep", med("locations_deep", "uncached"), "of SQLite cache off", 0.60, 0},
 		{"PATCH, every request on one row", "patch", pgN, "of pgbench -N", 0.40, 20},
@@ -106,13 +119,15 @@ func scaleOutReport(w io.Writer, raw, writes, conns, writeRate string) error {
 			goal += " (" + mark(ok) + ")"
 		}
 		two := collect(samples, r.endpoint, "pg2", rpsOf)
-		fmt.Fprintf(w, "| %s | %s | %s / %s | %s | %s / %s | %.0f %% %s | %s |\n", r.label, pg.rps(),
-			collect(samples, r.endpoint, "pg", p50Of).ms(), collect(samples, r.endpoint, "pg", p99Of).ms(), two.rps(),
+		fmt.Fprintf(w, "| %s | %s | %s / %s | %s + %s | %s | %s / %s | %s / %s | %.0f %% %s | %s |\n", r.label, pg.rps(),
+			collect(samples, r.endpoint, "pg", p50Of).ms(), collect(samples, r.endpoint, "pg", p99Of).ms(),
+			cpu(samples, r.endpoint, "pg", cpuServerOf), cpu(samples, r.endpoint, "pg", cpuPGOf), two.rps(),
 			collect(samples, r.endpoint, "full", rpsOf).rps(), collect(samples, r.endpoint, "uncached", rpsOf).rps(),
+			cpu(samples, r.endpoint, "full", cpuServerOf), cpu(samples, r.endpoint, "uncached", cpuServerOf),
 			100*ratio, r.baseLabel, goal)
 	}
-	fmt.Fprintf(w, "| pgbench -S (select only) | %s tps | | | | | |\n", collect(samples, "pgbench_S", "pgbench", rpsOf).rps())
-	fmt.Fprintf(w, "| pgbench -N (simple update) | %s tps | | | | | |\n", collect(samples, "pgbench_N", "pgbench", rpsOf).rps())
+	fmt.Fprintf(w, "| pgbench -S (select only) | %s tps | | | | | | | |\n", collect(samples, "pgbench_S", "pgbench", rpsOf).rps())
+	fmt.Fprintf(w, "| pgbench -N (simple update) | %s tps | | | | | | | |\n", collect(samples, "pgbench_N", "pgbench", rpsOf).rps())
 	fmt.Fprintf(w, "\nDeep page / first page on PostgreSQL, p50 latency: %.2f.\n",
 		collect(samples, "locations_deep", "pg", p50Of).med/collect(samples, "locations", "pg", p50Of).med)
 
