@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,6 +74,13 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 				}
 			}
 			return newError(http.StatusNotFound, chargenet.CodeNotFound, "", "no operation at %s %s", req.Method, req.URL.Path)
+		}
+		if name, empty := emptyQueryParameter(req.URL.RawQuery); empty {
+			code := chargenet.CodeInvalidParameter
+			if name == "cursor" {
+				code = chargenet.CodeInvalidCursor
+			}
+			return newError(http.StatusBadRequest, code, name, "query parameter %q has no value; leave it out to start at the first page or use the default", name)
 		}
 		input := &openapi3filter.RequestValidationInput{
 			Request:    req,
@@ -294,4 +302,21 @@ func schemaReason(se *openapi3.SchemaError) string {
 		return se.Reason
 	}
 	return fmt.Sprintf("does not match the schema's %q", se.SchemaField)
+}
+
+// emptyQueryParameter returns the first query parameter given without a value
+// ("limit=" or "limit"), which the contract's parameters never accept.
+func emptyQueryParameter(raw string) (string, bool) {
+	for raw != "" {
+		var part string
+		part, raw, _ = strings.Cut(raw, "&")
+		name, value, _ := strings.Cut(part, "=")
+		if part != "" && value == "" {
+			if n, err := url.QueryUnescape(name); err == nil {
+				name = n
+			}
+			return name, true
+		}
+	}
+	return "", false
 }

@@ -181,9 +181,11 @@ func insertSubscriptions(ctx context.Context, tx *sql.Tx, id string, subs []char
 	return nil
 }
 
-// CreateWebhook stores w with its subscriptions in one transaction. An ID already taken
-// is an ErrConflict *chargenet.Error; other errors are wrapped driver errors.
-func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook) error {
+// CreateWebhook stores w with its subscriptions, and idem's answer when idem is not nil,
+// in one transaction. An ID already taken is an ErrConflict *chargenet.Error, and so is
+// an idempotency key with an answer (chargenet.IdempotencyKeyInUse); other errors are
+// wrapped driver errors.
+func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook, idem *chargenet.Idempotency) error {
 	const op = "create webhook"
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		var prevUntil any
@@ -198,7 +200,10 @@ func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook) error {
 			}
 			return err
 		}
-		return insertSubscriptions(ctx, tx, w.ID, w.Subscriptions)
+		if err := insertSubscriptions(ctx, tx, w.ID, w.Subscriptions); err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, idem, w, w.CreatedAt)
 	})
 	return wrap(op, err)
 }
@@ -547,14 +552,14 @@ func nullTime(t time.Time) any {
 	return formatTime(t)
 }
 
-// loadStatusTimes sets the StatusReportedAt of evses (all of one charge box) and of
-// their connectors.
+// loadStatusTimes sets the StatusReportedAt and OperatorHold of evses (all of one charge
+// box) and the StatusReportedAt of their connectors.
 func loadStatusTimes(ctx context.Context, tx *sql.Tx, chargebox int64, evses []chargenet.EVSE) error {
 	index := make(map[int64]*chargenet.EVSE, len(evses))
 	for i := range evses {
 		index[evses[i].UID] = &evses[i]
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT e.uid, e.status_at, c.id, c.status_at FROM evses e `+
+	rows, err := tx.QueryContext(ctx, `SELECT e.uid, e.status_at, e.operator_hold, c.id, c.status_at FROM evses e `+
 		`LEFT JOIN connectors c ON c.evse_uid = e.uid WHERE e.chargebox_id = ?`, chargebox)
 	if err != nil {
 		return err
@@ -564,13 +569,15 @@ func loadStatusTimes(ctx context.Context, tx *sql.Tx, chargebox int64, evses []c
 		var uid int64
 		var eAt, cAt sql.NullString
 		var cid sql.NullInt64
-		if err := rows.Scan(&uid, &eAt, &cid, &cAt); err != nil {
+		var hold bool
+		if err := rows.Scan(&uid, &eAt, &hold, &cid, &cAt); err != nil {
 			return err
 		}
 		e := index[uid]
 		if e == nil {
 			continue
 		}
+		e.OperatorHold = hold
 		if eAt.Valid {
 			if e.StatusReportedAt, err = parseTime(eAt.String); err != nil {
 				return err
