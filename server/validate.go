@@ -65,6 +65,11 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		route, params, err := v.router.FindRoute(req)
+		if err == nil && hasEmpty(params) {
+			// The router lets a template's last parameter match nothing ("/v1/locations"
+			// for "/v1/locations/{id}"): that is not the operation's path.
+			err = errNoRoute
+		}
 		if err != nil {
 			for path, methods := range v.allowed {
 				if matchesTemplate(req.URL.Path, path) {
@@ -319,4 +324,16 @@ func emptyQueryParameter(raw string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// errNoRoute marks a path that matched a template only through an empty parameter.
+var errNoRoute = errors.New("no route")
+
+func hasEmpty(params map[string]string) bool {
+	for _, v := range params {
+		if v == "" {
+			return true
+		}
+	}
+	return false
 }
