@@ -502,7 +502,7 @@ type ClientInterface interface {
 	// notifications record its connectors' state but do not change its status; moving it
 	// to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 	//
-	// A new `locationId` must name a location that exists (404 `not_found`) and is not
+	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
 	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
@@ -535,7 +535,7 @@ type ClientInterface interface {
 	// notifications record its connectors' state but do not change its status; moving it
 	// to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 	//
-	// A new `locationId` must name a location that exists (404 `not_found`) and is not
+	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
 	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
@@ -1267,7 +1267,7 @@ func (c *Client) GetEvse(ctx context.Context, uid EvseUid, reqEditors ...Request
 // notifications record its connectors' state but do not change its status; moving it
 // to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 //
-// A new `locationId` must name a location that exists (404 `not_found`) and is not
+// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 // deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 // to change the EVSE only if nobody changed it since (412 otherwise). A status change
 // produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
@@ -1310,7 +1310,7 @@ func (c *Client) UpdateEvseWithBody(ctx context.Context, uid EvseUid, params *Up
 // notifications record its connectors' state but do not change its status; moving it
 // to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 //
-// A new `locationId` must name a location that exists (404 `not_found`) and is not
+// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 // deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 // to change the EVSE only if nobody changed it since (412 otherwise). A status change
 // produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
@@ -3011,7 +3011,7 @@ type ClientWithResponsesInterface interface {
 	// notifications record its connectors' state but do not change its status; moving it
 	// to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 	//
-	// A new `locationId` must name a location that exists (404 `not_found`) and is not
+	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
 	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
@@ -3044,7 +3044,7 @@ type ClientWithResponsesInterface interface {
 	// notifications record its connectors' state but do not change its status; moving it
 	// to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 	//
-	// A new `locationId` must name a location that exists (404 `not_found`) and is not
+	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
 	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
@@ -7379,7 +7379,7 @@ func (c *ClientWithResponses) GetEvseWithResponse(ctx context.Context, uid EvseU
 // notifications record its connectors' state but do not change its status; moving it
 // to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 //
-// A new `locationId` must name a location that exists (404 `not_found`) and is not
+// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 // deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 // to change the EVSE only if nobody changed it since (412 otherwise). A status change
 // produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
@@ -7418,7 +7418,7 @@ func (c *ClientWithResponses) UpdateEvseWithBodyWithResponse(ctx context.Context
 // notifications record its connectors' state but do not change its status; moving it
 // to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 //
-// A new `locationId` must name a location that exists (404 `not_found`) and is not
+// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 // deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 // to change the EVSE only if nobody changed it since (412 otherwise). A status change
 // produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
