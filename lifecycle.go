@@ -275,10 +275,15 @@ func (e *EVSE) PrepareNew(now time.Time) error {
 	return e.validate(false)
 }
 
-// LocationDeleted is the error of a write to a deleted location.
-func LocationDeleted(id string, at time.Time) error {
-	return Errorf(ErrConflict, CodeLocationDeleted, "id", "location %s was deleted at %s; its id cannot be used again",
-		id, at.UTC().Format(time.RFC3339))
+// LocationDeleted is the error of a write to a deleted location, named by path
+// parameter id.
+func LocationDeleted(id string, at time.Time) error { return LocationDeletedParam("id", id, at) }
+
+// LocationDeletedParam is LocationDeleted for a location named by param (as
+// "locationId" in a body).
+func LocationDeletedParam(param, id string, at time.Time) error {
+	return Errorf(ErrConflict, CodeLocationDeleted, param, "%s: location %s was deleted at %s; its id cannot be used again",
+		param, id, at.UTC().Format(time.RFC3339))
 }
 
 // LocationNotFound is the error of a location that does not exist; param names the

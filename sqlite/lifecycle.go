@@ -19,6 +19,9 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 	out := cloneEVSE(e)
 	var queued bool
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := claimKey(ctx, tx, idem, now); err != nil {
+			return err
+		}
 		if err := checkLocation(ctx, tx, "locationId", out.LocationID); err != nil {
 			return err
 		}
@@ -67,6 +70,9 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 	var out *chargenet.EVSE
 	var queued bool
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := claimKey(ctx, tx, idem, now); err != nil {
+			return err
+		}
 		rows, err := tx.QueryContext(ctx, evseByUIDQuery, uid)
 		if err != nil {
 			return err
@@ -82,15 +88,16 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 		if err := tx.QueryRowContext(ctx, `SELECT operator_hold FROM evses WHERE uid = ?`, uid).Scan(&e.OperatorHold); err != nil {
 			return err
 		}
-		before := *e
+		before := cloneEVSE(e)
 		events, err := change(e)
 		if err != nil {
 			return err
 		}
-		out = e
 		if e.Version == before.Version {
+			out = before
 			return errNoChange
 		}
+		out = e
 		if e.LocationID != before.LocationID {
 			if err := checkLocation(ctx, tx, "locationId", e.LocationID); err != nil {
 				return err
@@ -189,9 +196,7 @@ func checkLocation(ctx context.Context, tx *sql.Tx, param, id string) error {
 		if err != nil {
 			return err
 		}
-		de := chargenet.LocationDeleted(id, at).(*chargenet.Error)
-		de.Param = param
-		return de
+		return chargenet.LocationDeletedParam(param, id, at)
 	}
 	return nil
 }
@@ -387,10 +392,10 @@ func (s *Store) IdempotentAnswer(ctx context.Context, owner, key string, now tim
 // so that the table stays small without a long delete.
 const expiredAnswersPerWrite = 100
 
-// keepAnswer stores idem's answer for created in tx, after deleting a few expired
-// answers (this key's first). A key whose answer has not expired is
-// chargenet.IdempotencyKeyInUse. A nil idem does nothing.
-func keepAnswer(ctx context.Context, tx *sql.Tx, idem *chargenet.Idempotency, created any, now time.Time) error {
+// claimKey makes room for idem's answer in tx, before anything is written: it deletes a
+// few expired answers (this key's first) and refuses a key whose answer has not expired
+// (chargenet.IdempotencyKeyInUse). A nil idem does nothing.
+func claimKey(ctx context.Context, tx *sql.Tx, idem *chargenet.Idempotency, now time.Time) error {
 	if idem == nil {
 		return nil
 	}
@@ -401,6 +406,22 @@ func keepAnswer(ctx context.Context, tx *sql.Tx, idem *chargenet.Idempotency, cr
 	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE (owner, key) IN `+
 		`(SELECT owner, key FROM idempotency_keys WHERE created_at <= ? ORDER BY created_at LIMIT ?)`, cutoff, expiredAnswersPerWrite); err != nil {
 		return err
+	}
+	var taken bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM idempotency_keys WHERE owner = ? AND key = ?)`, idem.Owner, idem.Key).Scan(&taken); err != nil {
+		return err
+	}
+	if taken {
+		return chargenet.IdempotencyKeyInUse(idem.Key)
+	}
+	return nil
+}
+
+// keepAnswer stores idem's answer for created in tx (after claimKey). A nil idem does
+// nothing.
+func keepAnswer(ctx context.Context, tx *sql.Tx, idem *chargenet.Idempotency, created any, now time.Time) error {
+	if idem == nil {
+		return nil
 	}
 	a, err := idem.Answer(created)
 	if err != nil {

@@ -188,6 +188,9 @@ func insertSubscriptions(ctx context.Context, tx *sql.Tx, id string, subs []char
 func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook, idem *chargenet.Idempotency) error {
 	const op = "create webhook"
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := claimKey(ctx, tx, idem, w.CreatedAt); err != nil {
+			return err
+		}
 		var prevUntil any
 		if !w.PreviousSecretUntil.IsZero() {
 			prevUntil = formatTime(w.PreviousSecretUntil)
