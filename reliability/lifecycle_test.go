@@ -122,9 +122,8 @@ func TestCreateCrash(t *testing.T) {
 				a := newAPI(srv.Base, true)
 				a.check = false // a response cut by the kill is not the server's answer
 				type client struct {
-					n        []int // the creates it sent, in order
-					acked    map[int]int64
-					inflight int // the create that failed (0: none)
+					acked    map[int]int64 // evseId number -> uid of each acknowledged create
+					inflight int           // the create that failed (0: none)
 				}
 				clients := make([]*client, 4)
 				var wg sync.WaitGroup
