@@ -80,13 +80,6 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return newError(http.StatusNotFound, chargenet.CodeNotFound, "", "no operation at %s %s", req.Method, req.URL.Path)
 		}
-		if name, empty := emptyQueryParameter(req.URL.RawQuery); empty {
-			code := chargenet.CodeInvalidParameter
-			if name == "cursor" {
-				code = chargenet.CodeInvalidCursor
-			}
-			return newError(http.StatusBadRequest, code, name, "query parameter %q has no value; leave it out to start at the first page or use the default", name)
-		}
 		input := &openapi3filter.RequestValidationInput{
 			Request:    req,
 			PathParams: params,
@@ -102,8 +95,17 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			req.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		ctx := context.WithValue(req.Context(), echoContextKey, c)
+		rawQuery := req.URL.RawQuery // the validator writes defaults into the query
 		if err := openapi3filter.ValidateRequest(ctx, input); err != nil {
 			return validationError(err)
+		}
+		// After authentication: the answer carries the key's rate limit headers.
+		if name, empty := emptyQueryParameter(rawQuery); empty {
+			code := chargenet.CodeInvalidParameter
+			if name == "cursor" {
+				code = chargenet.CodeInvalidCursor
+			}
+			return newError(http.StatusBadRequest, code, name, "query parameter %q has no value; leave it out to start at the first page or use the default", name)
 		}
 		if key, path := duplicateKey(body); key != "" {
 			return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, path,
