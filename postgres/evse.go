@@ -13,7 +13,7 @@ import (
 )
 
 const (
-	evseColumns      = `uid, evse_id, chargebox_id, location_id, status, last_updated, version`
+	evseColumns      = `uid, evse_id, chargebox_id, location_id, status, last_updated, version, operator_hold`
 	connectorColumns = `evse_uid, id, standard, format, power_type, max_electric_power, max_amperage, max_voltage, ` +
 		`tariff_ids, error_code, error_info, error_vendor_code, deleted_at`
 
@@ -21,7 +21,7 @@ const (
 	// connector, connector columns NULL if it has none) in one statement, so in one
 	// snapshot: the Version always describes the connectors read with it.
 	evseWithConnectorsQuery = `SELECT e.uid, e.evse_id, e.chargebox_id, e.location_id, e.status, e.last_updated, e.version, ` +
-		`c.evse_uid, c.id, c.standard, c.format, c.power_type, c.max_electric_power, c.max_amperage, c.max_voltage, ` +
+		`e.operator_hold, c.evse_uid, c.id, c.standard, c.format, c.power_type, c.max_electric_power, c.max_amperage, c.max_voltage, ` +
 		`c.tariff_ids, c.error_code, c.error_info, c.error_vendor_code, c.deleted_at ` +
 		`FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid WHERE e.uid = $1 ORDER BY c.id`
 
@@ -39,7 +39,8 @@ type evseRow struct {
 }
 
 func (r *evseRow) dest() []any {
-	return []any{&r.e.UID, &r.e.EvseID, &r.e.ChargeboxID, &r.locationID, &r.e.Status, &r.e.LastUpdated, &r.e.Version}
+	return []any{&r.e.UID, &r.e.EvseID, &r.e.ChargeboxID, &r.locationID, &r.e.Status, &r.e.LastUpdated, &r.e.Version,
+		&r.e.OperatorHold}
 }
 
 // evse returns the EVSE read, without connectors (an empty slice).
@@ -99,11 +100,11 @@ func evseNotFound(uid int64) error {
 	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "uid", "EVSE with uid %d not found", uid)
 }
 
-// EVSE returns the EVSE with all its connectors (ascending id, deleted ones included),
-// read in one statement. If there is no EVSE with this uid it returns an ErrNotFound
-// *chargenet.Error with Code not_found, Param "uid" and Message "EVSE with uid <uid>
-// not found". Other errors are wrapped driver errors, wrapping chargenet.ErrUnavailable
-// if the database cannot be reached.
+// EVSE returns the EVSE with all its connectors (ascending id, deleted ones included)
+// and its operator hold, read in one statement. If there is no EVSE with this uid it
+// returns an ErrNotFound *chargenet.Error with Code not_found, Param "uid" and Message
+// "EVSE with uid <uid> not found". Other errors are wrapped driver errors, wrapping
+// chargenet.ErrUnavailable if the database cannot be reached.
 func (s *Store) EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error) {
 	rows, err := s.pool.Query(ctx, evseWithConnectorsQuery, uid)
 	if err != nil {
@@ -234,6 +235,25 @@ func loadConnectors(ctx context.Context, q interface {
 	return rows.Err()
 }
 
+// lockEVSE locks the row of EVSE uid (SELECT ... FOR UPDATE) and returns the EVSE with
+// its connectors (ascending id) and operator hold; evseNotFound if there is none.
+func lockEVSE(ctx context.Context, tx pgx.Tx, uid int64) (chargenet.EVSE, error) {
+	var er evseRow
+	err := tx.QueryRow(ctx, `SELECT `+evseColumns+` FROM evses WHERE uid = $1 FOR UPDATE`, uid).Scan(er.dest()...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return chargenet.EVSE{}, evseNotFound(uid)
+	}
+	if err != nil {
+		return chargenet.EVSE{}, err
+	}
+	// Read after the lock is held: the connectors as the previous writer left them.
+	evses := []chargenet.EVSE{er.evse()}
+	if err := loadConnectors(ctx, tx, evses); err != nil {
+		return chargenet.EVSE{}, err
+	}
+	return evses[0], nil
+}
+
 // patchSet returns the SET list of an UPDATE of connectors that writes exactly the
 // fields patch sets, with placeholders numbered from first, and their values.
 func patchSet(p chargenet.ConnectorPatch, first int) (string, []any) {
@@ -272,28 +292,18 @@ func patchSet(p chargenet.ConnectorPatch, first int) (string, []any) {
 //
 // Errors: an ErrNotFound *chargenet.Error with Param "uid" if the EVSE does not exist;
 // from the domain rules, unchanged, ErrNotFound (connector), ErrPreconditionFailed
-// (ifMatch), ErrConflict (deleted connector) and ErrInvalid (the patched connector
-// breaks a rule); otherwise wrapped driver or context errors, wrapping
+// (ifMatch), ErrConflict (deleted connector, REMOVED EVSE) and ErrInvalid (the patched
+// connector breaks a rule); otherwise wrapped driver or context errors, wrapping
 // chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
 // an error is returned.
 func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
 	var e chargenet.EVSE
 	var queued bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var er evseRow
-		err := tx.QueryRow(ctx, `SELECT `+evseColumns+` FROM evses WHERE uid = $1 FOR UPDATE`, uid).Scan(er.dest()...)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return evseNotFound(uid)
-		}
-		if err != nil {
+		var err error
+		if e, err = lockEVSE(ctx, tx, uid); err != nil {
 			return err
 		}
-		// Read after the lock is held: the connectors as the previous writer left them.
-		evses := []chargenet.EVSE{er.evse()}
-		if err := loadConnectors(ctx, tx, evses); err != nil {
-			return err
-		}
-		e = evses[0]
 		if _, err := e.UpdateConnector(connectorID, patch, ifMatch); err != nil {
 			return err
 		}

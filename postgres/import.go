@@ -15,7 +15,8 @@ import (
 //
 // It first checks every identifier against the database in one round trip, then
 // streams the rows with COPY, so that a million records take seconds. Imports run one
-// at a time (an advisory lock), so the check holds until the commit. Import's
+// at a time, and not beside CreateEVSE (an advisory lock), so the check holds until the
+// commit. Import's
 // statements have no statement_timeout; ctx bounds them.
 //
 // Errors, each naming the record by list and index: the ErrInvalid *chargenet.Error of
@@ -31,7 +32,7 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 	if err := inv.Validate(); err != nil {
 		return err
 	}
-	err := s.lockedTx(ctx, importLock, func(tx pgx.Tx) error {
+	err := s.lockedTx(ctx, inventoryLock, func(tx pgx.Tx) error {
 		if err := checkImport(ctx, tx, inv); err != nil {
 			return err
 		}

@@ -186,12 +186,18 @@ func insertSubscriptions(ctx context.Context, tx pgx.Tx, id string, subs []charg
 	return nil
 }
 
-// CreateWebhook stores w with its subscriptions in one transaction; times are stored
-// in UTC to the microsecond. An ID already taken is an ErrConflict *chargenet.Error
-// with Param "id"; other errors are wrapped driver errors, wrapping
-// chargenet.ErrUnavailable if the database cannot be reached.
-func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook) error {
+// CreateWebhook stores w with its subscriptions in one transaction, with idem's answer
+// (made of w as stored, kept as of w.CreatedAt) when idem is not nil; times are stored
+// in UTC to the microsecond. Errors: chargenet.IdempotencyKeyInUse when idem's key has
+// an unexpired answer (checked first); an ErrConflict *chargenet.Error with Param "id"
+// for an ID already taken; an error of idem.Answer, unchanged; other errors are wrapped
+// driver errors, wrapping chargenet.ErrUnavailable if the database cannot be reached.
+// Nothing is written when an error is returned.
+func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook, idem *chargenet.Idempotency) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := claimKey(ctx, tx, idem, w.CreatedAt); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `INSERT INTO webhooks (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) `+
 			`ON CONFLICT (id) DO NOTHING`,
 			w.ID, w.Owner, w.URL, w.Description, w.Enabled, w.DisabledReason, w.Secret, w.PreviousSecret,
@@ -202,7 +208,17 @@ func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook) error {
 		if tag.RowsAffected() == 0 {
 			return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, "id", "a webhook with id %s already exists", w.ID)
 		}
-		return insertSubscriptions(ctx, tx, w.ID, w.Subscriptions)
+		if err := insertSubscriptions(ctx, tx, w.ID, w.Subscriptions); err != nil {
+			return err
+		}
+		if idem == nil {
+			return nil
+		}
+		stored, err := webhookIn(ctx, tx, w.Owner, w.ID, false)
+		if err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, idem, stored, w.CreatedAt)
 	})
 	return s.wrap("create webhook", err)
 }
@@ -489,10 +505,10 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 
 // ApplyStatusNotification applies n in one transaction: it locks the charge box's EVSE
 // rows in uid order (SELECT ... FOR UPDATE, so notifications of one charge box queue),
-// reads their connectors and status times, lets chargenet.ApplyStatusNotification
-// decide, writes the changed EVSEs and their connectors, and records the events. Times
-// are stored in UTC to the microsecond, n.Timestamp included, so that a notification
-// is compared with what was stored.
+// reads their connectors, status times and operator holds, lets
+// chargenet.ApplyStatusNotification decide, writes the changed EVSEs and their
+// connectors, and records the events. Times are stored in UTC to the microsecond,
+// n.Timestamp included, so that a notification is compared with what was stored.
 //
 // Errors: those of chargenet.ApplyStatusNotification, unchanged (ErrNotFound when the
 // charge box has no EVSE or no such connector, ErrConflict for a deleted connector,
@@ -515,8 +531,9 @@ func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.Status
 			return err
 		}
 		for _, e := range plan.Changed {
-			if _, err := tx.Exec(ctx, `UPDATE evses SET status = $1, status_at = $2, version = $3, last_updated = $4 WHERE uid = $5`,
-				string(e.Status), nullTime(e.StatusReportedAt), e.Version, stamp(e.LastUpdated), e.UID); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE evses SET status = $1, status_at = $2, version = $3, last_updated = $4, `+
+				`operator_hold = $5 WHERE uid = $6`,
+				string(e.Status), nullTime(e.StatusReportedAt), e.Version, stamp(e.LastUpdated), e.OperatorHold, e.UID); err != nil {
 				return err
 			}
 			for i := range e.Connectors {
@@ -549,7 +566,7 @@ func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.Status
 }
 
 // lockChargebox locks the EVSE rows of a charge box in uid order and returns them with
-// their connectors (ascending id) and status times.
+// their connectors (ascending id), status times and operator holds.
 func lockChargebox(ctx context.Context, tx pgx.Tx, chargebox int64) ([]chargenet.EVSE, error) {
 	rows, err := tx.Query(ctx, `SELECT `+evseColumns+`, status_at FROM evses WHERE chargebox_id = $1 ORDER BY uid FOR UPDATE`,
 		chargebox)
