@@ -291,7 +291,9 @@ type EVSE struct {
 	// leave it zero.
 	StatusReportedAt time.Time
 	// OperatorHold is true while the status is INOPERATIVE because the operator set it;
-	// charge box notifications then leave the status alone (see Held).
+	// charge box notifications then leave the status alone (see Held). Stores read it
+	// for ChangeEVSE and the status notification path; EVSE and ListEVSEs may leave it
+	// false. An imported EVSE has none.
 	OperatorHold bool
 }
 

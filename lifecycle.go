@@ -47,13 +47,30 @@ func (e *EVSE) Held() (reason string, held bool) {
 // ifMatch that does not match its ETag (ErrPreconditionFailed), in that order.
 func (e *EVSE) checkWritable(ifMatch string) error {
 	if e.Status == StatusRemoved {
-		return Errorf(ErrConflict, CodeEVSERemoved, "uid", "EVSE %d is REMOVED and can no longer be changed", e.UID)
+		return Errorf(ErrConflict, CodeEVSERemoved, "uid", "the EVSE with uid %d is REMOVED and can no longer be changed", e.UID)
 	}
 	if ifMatch != "" && !MatchETag(ifMatch, e.ETag()) {
 		return Errorf(ErrPreconditionFailed, CodePreconditionFailed, "If-Match",
 			"If-Match %s does not match the current ETag %s of EVSE %d", ifMatch, e.ETag(), e.UID)
 	}
 	return nil
+}
+
+// Clone returns a copy of e that shares no connector (nor connector error or deletion
+// time) with it.
+func (e *EVSE) Clone() *EVSE {
+	cp := *e
+	cp.Connectors = slices.Clone(e.Connectors)
+	for i := range cp.Connectors {
+		c := &cp.Connectors[i]
+		c.TariffIDs = slices.Clone(c.TariffIDs)
+		c.Error = copyError(c.Error)
+		if c.DeletedAt != nil {
+			at := *c.DeletedAt
+			c.DeletedAt = &at
+		}
+	}
+	return &cp
 }
 
 // touch records a change of e made at now: Version + 1 and LastUpdated now.
@@ -101,7 +118,7 @@ func (e *EVSE) ApplyPatch(p EVSEPatch, ifMatch string, now time.Time) ([]Event, 
 	if p.Status != nil && *p.Status != e.Status {
 		allowed := operatorTransitions[e.Status]
 		if !slices.Contains(allowed, *p.Status) {
-			return nil, Errorf(ErrConflict, CodeInvalidTransition, "status", "EVSE %d cannot go from %s to %s; allowed: %s",
+			return nil, Errorf(ErrConflict, CodeInvalidTransition, "status", "status: EVSE %d cannot go from %s to %s; allowed: %s",
 				e.UID, e.Status, *p.Status, joinStatuses(allowed))
 		}
 	}

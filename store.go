@@ -65,9 +65,9 @@ type Store interface {
 	// kept less than IdempotencyTTL before now. ErrNotFound otherwise.
 	IdempotentAnswer(ctx context.Context, owner, key string, now time.Time) (*IdempotentAnswer, error)
 
-	// CreateWebhook stores a new webhook, and idem's answer when idem is not nil, in one
-	// transaction. ErrConflict if the ID is taken, and idempotency_key_in_use as for
-	// CreateEVSE.
+	// CreateWebhook stores a new webhook, and idem's answer when idem is not nil (kept
+	// as of w.CreatedAt), in one transaction. ErrConflict if the ID is taken, and
+	// idempotency_key_in_use as for CreateEVSE.
 	CreateWebhook(ctx context.Context, w *Webhook, idem *Idempotency) error
 	// Webhook returns the webhook of owner with this id. ErrNotFound if there is none.
 	Webhook(ctx context.Context, owner, id string) (*Webhook, error)
@@ -133,6 +133,10 @@ const IdempotencyTTL = 24 * time.Hour
 // Idempotency is the Idempotency-Key of a request that creates something: the store
 // keeps the answer, made by Answer from what it created, in the transaction that
 // creates it, so that the key and the creation are committed together or not at all.
+// The key is checked before anything else in that transaction: a key with an unexpired
+// answer makes the write fail with IdempotencyKeyInUse whatever else is wrong with it.
+// The store keeps Fingerprint and the write's time with the answer (the answer's own
+// Fingerprint and CreatedAt are ignored).
 type Idempotency struct {
 	Owner       string            // the API key's name: keys are per API key
 	Key         string            // the Idempotency-Key header

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
@@ -27,7 +28,7 @@ func (s *Server) PutLocation(ctx context.Context, req gen.PutLocationRequestObje
 			return nil, err
 		}
 	}
-	stored, created, err := s.store.PutLocation(ctx, &l, s.now().UTC())
+	stored, created, err := s.store.PutLocation(ctx, &l, s.now().UTC().Truncate(time.Microsecond))
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +41,7 @@ func (s *Server) PutLocation(ctx context.Context, req gen.PutLocationRequestObje
 
 // DeleteLocation answers DELETE /v1/locations/{id}.
 func (s *Server) DeleteLocation(ctx context.Context, req gen.DeleteLocationRequestObject) (gen.DeleteLocationResponseObject, error) {
-	l, err := s.store.DeleteLocation(ctx, req.Id, s.now().UTC())
+	l, err := s.store.DeleteLocation(ctx, req.Id, s.now().UTC().Truncate(time.Microsecond))
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +53,7 @@ func (s *Server) CreateEvse(ctx context.Context, req gen.CreateEvseRequestObject
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
-	now := s.now().UTC()
+	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
 	e := evseFromCreate(req.Body)
 	if err := e.PrepareNew(now); err != nil {
 		return nil, err
@@ -84,7 +85,7 @@ func (s *Server) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject
 		st := chargenet.EvseStatus(*req.Body.Status)
 		patch.Status = &st
 	}
-	now := s.now().UTC()
+	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.ApplyPatch(patch, deref(req.Params.IfMatch), now)
 	}, nil, now)
@@ -97,7 +98,7 @@ func (s *Server) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject
 
 // RemoveEvse answers DELETE /v2/evses/{uid}: the EVSE becomes REMOVED.
 func (s *Server) RemoveEvse(ctx context.Context, req gen.RemoveEvseRequestObject) (gen.RemoveEvseResponseObject, error) {
-	now := s.now().UTC()
+	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.Remove(deref(req.Params.IfMatch), now)
 	}, nil, now)
@@ -118,7 +119,7 @@ func (s *Server) CreateConnector(ctx context.Context, req gen.CreateConnectorReq
 		r := createdConnector(created.(*chargenet.EVSE))
 		return keptAnswer(http.StatusCreated, r.Body, map[string]string{"ETag": *r.Headers.ETag})
 	})
-	now := s.now().UTC()
+	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.AddConnector(c, deref(req.Params.IfMatch), now)
 	}, idem, now)
@@ -135,7 +136,7 @@ func createdConnector(e *chargenet.EVSE) gen.CreateConnector201JSONResponse {
 
 // DeleteConnector answers DELETE /v2/evses/{uid}/connectors/{connectorId}.
 func (s *Server) DeleteConnector(ctx context.Context, req gen.DeleteConnectorRequestObject) (gen.DeleteConnectorResponseObject, error) {
-	now := s.now().UTC()
+	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.DeleteConnector(req.ConnectorId, deref(req.Params.IfMatch), now)
 	}, nil, now)

@@ -437,7 +437,7 @@ func (g *groupState) apply(ctx context.Context, r *updateRequest) (*chargenet.EV
 		ge.changed = true
 		g.order = append(g.order, ge)
 	}
-	e := cloneEVSE(ge.e)
+	e := ge.e.Clone()
 	if g.subscribed {
 		ev, err := chargenet.NewConnectorUpdatedEvent(e, r.connectorID, r.now)
 		if err != nil {
@@ -472,13 +472,6 @@ func (g *groupState) write(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// cloneEVSE returns a copy of e that shares no connector with it.
-func cloneEVSE(e *chargenet.EVSE) *chargenet.EVSE {
-	cp := *e
-	cp.Connectors = slices.Clone(e.Connectors)
-	return &cp
 }
 
 // EVSEDoc returns the EVSE's stored contract JSON (chargenet.EVSEJSON) and its Version,

@@ -16,7 +16,7 @@ import (
 // and idem's answer, in one write transaction (see chargenet.Store for the errors).
 func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
 	const op = "create evse"
-	out := cloneEVSE(e)
+	out := e.Clone()
 	var queued bool
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		if err := claimKey(ctx, tx, idem, now); err != nil {
@@ -88,7 +88,7 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 		if err := tx.QueryRowContext(ctx, `SELECT operator_hold FROM evses WHERE uid = ?`, uid).Scan(&e.OperatorHold); err != nil {
 			return err
 		}
-		before := cloneEVSE(e)
+		before := e.Clone()
 		events, err := change(e)
 		if err != nil {
 			return err
