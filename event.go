@@ -10,7 +10,20 @@ import (
 // versions; Renderers holds one renderer per type and version.
 const (
 	EventConnectorUpdated = "evse.connector.updated"
+	EventConnectorCreated = "evse.connector.created"
+	EventConnectorDeleted = "evse.connector.deleted"
 	EventStatusChanged    = "evse.status.changed"
+	EventEVSECreated      = "evse.created"
+	EventEVSERemoved      = "evse.removed"
+	EventLocationCreated  = "location.created"
+	EventLocationUpdated  = "location.updated"
+	EventLocationDeleted  = "location.deleted"
+)
+
+// Sources of an evse.status.changed event (version 1.1 and later).
+const (
+	SourceChargebox = "chargebox"
+	SourceOperator  = "operator"
 )
 
 // Event is a change the service made, recorded in the same transaction as the change
@@ -29,7 +42,46 @@ type Event struct {
 // list exactly these types and versions; a test keeps them equal.
 var Renderers = map[string]map[string]func(json.RawMessage) (json.RawMessage, error){
 	EventConnectorUpdated: {"1.0": identity},
-	EventStatusChanged:    {"1.0": identity},
+	EventConnectorCreated: {"1.0": identity},
+	EventConnectorDeleted: {"1.0": identity},
+	EventStatusChanged:    {"1.0": statusChanged10, "1.1": statusChanged11},
+	EventEVSECreated:      {"1.0": identity},
+	EventEVSERemoved:      {"1.0": identity},
+	EventLocationCreated:  {"1.0": identity},
+	EventLocationUpdated:  {"1.0": identity},
+	EventLocationDeleted:  {"1.0": identity},
+}
+
+// statusChanged10 renders evse.status.changed 1.0 from the stored data: without
+// source, and for the operator's change with ocppConnectorId 0 (1.0 requires it).
+func statusChanged10(d json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(d, &m); err != nil {
+		return nil, err
+	}
+	src, ok := m["source"]
+	if !ok {
+		return d, nil // stored before 1.1: already 1.0
+	}
+	delete(m, "source")
+	if string(src) == `"`+SourceOperator+`"` {
+		m["ocppConnectorId"] = json.RawMessage("0")
+	}
+	return json.Marshal(m)
+}
+
+// statusChanged11 renders evse.status.changed 1.1: the stored data, with source
+// chargebox for data stored before 1.1.
+func statusChanged11(d json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(d, &m); err != nil {
+		return nil, err
+	}
+	if _, ok := m["source"]; ok {
+		return d, nil
+	}
+	m["source"] = json.RawMessage(`"` + SourceChargebox + `"`)
+	return json.Marshal(m)
 }
 
 func identity(d json.RawMessage) (json.RawMessage, error) { return d, nil }
@@ -70,6 +122,12 @@ func newEVSEData(e *EVSE) evseData {
 // connectorID of e, as e is after the update (its Version already incremented). The
 // data is the contract's ConnectorUpdatedData.
 func NewConnectorUpdatedEvent(e *EVSE, connectorID int64, now time.Time) (Event, error) {
+	return newConnectorEvent(EventConnectorUpdated, e, connectorID, now)
+}
+
+// newConnectorEvent returns the event of type typ (evse.connector.updated, .created or
+// .deleted) of connector connectorID of e, as e is after the change.
+func newConnectorEvent(typ string, e *EVSE, connectorID int64, now time.Time) (Event, error) {
 	c := e.Connector(connectorID)
 	if c == nil {
 		return Event{}, fmt.Errorf("connector %d of EVSE %d not found", connectorID, e.UID)
@@ -81,7 +139,7 @@ func NewConnectorUpdatedEvent(e *EVSE, connectorID int64, now time.Time) (Event,
 	if err != nil {
 		return Event{}, err
 	}
-	return Event{ID: NewID("evt_", now), Type: EventConnectorUpdated, Time: now.UTC(), Data: data}, nil
+	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Data: data}, nil
 }
 
 // NewStatusChangedEvent returns the evse.status.changed event of e, as e is after the
@@ -95,9 +153,53 @@ func NewStatusChangedEvent(e *EVSE, previous EvseStatus, n *StatusNotification, 
 		OCPPStatus      string     `json:"ocppStatus"`
 		ErrorCode       ErrorCode  `json:"errorCode"`
 		ReportedAt      time.Time  `json:"reportedAt"`
-	}{newEVSEData(e), e.Status, previous, n.ConnectorID, n.Status, n.ErrorCode, n.Timestamp.UTC()})
+		Source          string     `json:"source"`
+	}{newEVSEData(e), e.Status, previous, n.ConnectorID, n.Status, n.ErrorCode, n.Timestamp.UTC(), SourceChargebox})
 	if err != nil {
 		return Event{}, err
 	}
 	return Event{ID: NewID("evt_", now), Type: EventStatusChanged, Time: now.UTC(), Data: data}, nil
+}
+
+// NewOperatorStatusChangedEvent returns the evse.status.changed event of a status the
+// operator set on e (e as it is after the change).
+func NewOperatorStatusChangedEvent(e *EVSE, previous EvseStatus, now time.Time) (Event, error) {
+	data, err := json.Marshal(struct {
+		evseData
+		Status         EvseStatus `json:"status"`
+		PreviousStatus EvseStatus `json:"previousStatus"`
+		ReportedAt     time.Time  `json:"reportedAt"`
+		Source         string     `json:"source"`
+	}{newEVSEData(e), e.Status, previous, now.UTC(), SourceOperator})
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{ID: NewID("evt_", now), Type: EventStatusChanged, Time: now.UTC(), Data: data}, nil
+}
+
+// NewEVSEEvent returns the event of type typ (evse.created or evse.removed) of e as it
+// is after the change: the contract's EvseEventData.
+func NewEVSEEvent(typ string, e *EVSE, now time.Time) (Event, error) {
+	doc, err := EVSEJSON(e)
+	if err != nil {
+		return Event{}, err
+	}
+	data, err := json.Marshal(struct {
+		evseData
+		EVSE json.RawMessage `json:"evse"`
+	}{newEVSEData(e), doc})
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Data: data}, nil
+}
+
+// NewLocationEvent returns the event of type typ (location.created, .updated or
+// .deleted) of l as it is after the change: the contract's Location.
+func NewLocationEvent(typ string, l *Location, now time.Time) (Event, error) {
+	data, err := LocationJSON(l)
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Data: data}, nil
 }

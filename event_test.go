@@ -62,6 +62,43 @@ func TestEventsMatchTheContract(t *testing.T) {
 	ev, err := chargenet.NewConnectorUpdatedEvent(&bare, bare.Connectors[0].ID, now)
 	require.NoError(t, err)
 	events = append(events, ev)
+	// The events of the inventory's life, through the domain operations that make them.
+	planned := inv.EVSEs[1]
+	planned.Connectors = slices.Clone(planned.Connectors)
+	planned.Status = chargenet.StatusPlanned
+	created, err := chargenet.NewEVSEEvent(chargenet.EventEVSECreated, &planned, now)
+	require.NoError(t, err)
+	events = append(events, created)
+	status := chargenet.StatusAvailable
+	life, err := planned.ApplyPatch(chargenet.EVSEPatch{Status: &status}, "", now)
+	require.NoError(t, err)
+	events = append(events, life...)
+	more, err := planned.AddConnector(planned.Connectors[0], "", now)
+	require.NoError(t, err)
+	events = append(events, more...)
+	more, err = planned.DeleteConnector(1, "", now)
+	require.NoError(t, err)
+	events = append(events, more...)
+	more, err = planned.Remove("", now)
+	require.NoError(t, err)
+	events = append(events, more...)
+	loc := inv.Locations[0]
+	for _, typ := range []string{chargenet.EventLocationCreated, chargenet.EventLocationUpdated, chargenet.EventLocationDeleted} {
+		if typ == chargenet.EventLocationDeleted {
+			loc.DeletedAt = &now
+		}
+		ev, err := chargenet.NewLocationEvent(typ, &loc, now)
+		require.NoError(t, err)
+		events = append(events, ev)
+	}
+	covered := map[string]bool{}
+	for _, ev := range events {
+		covered[ev.Type] = true
+	}
+	for typ := range chargenet.Renderers {
+		assert.True(t, covered[typ], "no event of type %s was checked", typ)
+	}
+
 	for _, ev := range events {
 		for v := range chargenet.Renderers[ev.Type] {
 			body, err := ev.Render(v)
@@ -78,6 +115,18 @@ func TestEventsMatchTheContract(t *testing.T) {
 			assert.True(t, head.Timestamp.Equal(now), "timestamp is the change's time")
 		}
 	}
+	// An operator's status change in both versions of evse.status.changed.
+	op := life[0]
+	require.Equal(t, chargenet.EventStatusChanged, op.Type)
+	for v, want := range map[string]string{"1.0": `"ocppConnectorId":0`, "1.1": `"source":"operator"`} {
+		body, err := op.Render(v)
+		require.NoError(t, err)
+		assert.Contains(t, string(body), want, v)
+	}
+	old, err := op.Render("1.0")
+	require.NoError(t, err)
+	assert.NotContains(t, string(old), "source", "1.0 has no source")
+
 	_, err = events[0].Render("9.9")
 	assert.Error(t, err, "a version without a renderer")
 

@@ -140,6 +140,9 @@ var errorCodes = map[ErrorCode]bool{
 // Valid reports whether c is an OCPP 1.6 ChargePointErrorCode.
 func (c ErrorCode) Valid() bool { return errorCodes[c] }
 
+// MaxTariffs is the most tariff ids a connector can have.
+const MaxTariffs = 50
+
 // Upper bounds of a connector's ratings, wide enough for megawatt charging.
 const (
 	MaxElectricPowerKW = 4000
@@ -197,6 +200,14 @@ func (c *Connector) Validate() error {
 	}
 	if c.Error != nil && !c.Error.Code.Valid() {
 		return Errorf(ErrInvalid, CodeInvalidBody, "error.errorCode", "%q is not an OCPP 1.6 error code", c.Error.Code)
+	}
+	if len(c.TariffIDs) > MaxTariffs {
+		return Errorf(ErrInvalid, CodeInvalidBody, "tariffIds", "a connector has at most %d tariff ids, not %d", MaxTariffs, len(c.TariffIDs))
+	}
+	for i, t := range c.TariffIDs {
+		if t == "" || len(t) > 36 || strings.ContainsRune(t, 0) {
+			return Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("tariffIds[%d]", i), "tariffIds[%d] must be 1 to 36 characters without NUL", i)
+		}
 	}
 	return c.checkRules()
 }
@@ -279,6 +290,11 @@ type EVSE struct {
 	// before the first. Only the status notification path reads it: EVSE and ListEVSEs
 	// leave it zero.
 	StatusReportedAt time.Time
+	// OperatorHold is true while the status is INOPERATIVE because the operator set it;
+	// charge box notifications then leave the status alone (see Held). Stores read it
+	// for ChangeEVSE and the status notification path; EVSE and ListEVSEs may leave it
+	// false. An imported EVSE has none.
+	OperatorHold bool
 }
 
 // EvseIDPattern is the eMI3 / ISO 15118 EVSE ID format the service accepts: country code,
@@ -305,9 +321,12 @@ func (e *EVSE) Connector(id int64) *Connector {
 
 // Validate checks the EVSE and all its connectors. It returns an ErrInvalid *Error whose
 // Param names the offending field (connectors[i].field for a connector).
-func (e *EVSE) Validate() error {
+func (e *EVSE) Validate() error { return e.validate(true) }
+
+// validate is Validate, with the uid checked only when requireUID.
+func (e *EVSE) validate(requireUID bool) error {
 	switch {
-	case e.UID < 1:
+	case requireUID && e.UID < 1:
 		return Errorf(ErrInvalid, CodeInvalidBody, "uid", "uid %d must be a positive integer", e.UID)
 	case !evseIDRe.MatchString(e.EvseID):
 		return Errorf(ErrInvalid, CodeInvalidBody, "evseId", "evseId %q does not match the eMI3 format %s", e.EvseID, EvseIDPattern)
@@ -331,8 +350,8 @@ func (e *EVSE) Validate() error {
 }
 
 // UpdateConnector applies patch to connector connectorID of e, in place, after checking,
-// in this order: the connector exists (ErrNotFound), ifMatch matches e's ETag when given
-// (ErrPreconditionFailed), the connector is not deleted (ErrConflict), and the result
+// in this order: the connector exists (ErrNotFound), e is not REMOVED (ErrConflict,
+// evse_removed), ifMatch matches e's ETag when given (ErrPreconditionFailed), the connector is not deleted (ErrConflict), and the result
 // keeps the connector rules (ErrInvalid). On error e is unchanged. It returns the updated
 // connector.
 func (e *EVSE) UpdateConnector(connectorID int64, patch ConnectorPatch, ifMatch string) (*Connector, error) {
@@ -340,9 +359,8 @@ func (e *EVSE) UpdateConnector(connectorID int64, patch ConnectorPatch, ifMatch 
 	if c == nil {
 		return nil, Errorf(ErrNotFound, CodeNotFound, "connectorId", "connector with connectorId %d not found on EVSE %d", connectorID, e.UID)
 	}
-	if ifMatch != "" && !MatchETag(ifMatch, e.ETag()) {
-		return nil, Errorf(ErrPreconditionFailed, CodePreconditionFailed, "If-Match",
-			"If-Match %s does not match the current ETag %s of EVSE %d", ifMatch, e.ETag(), e.UID)
+	if err := e.checkWritable(ifMatch); err != nil {
+		return nil, err
 	}
 	if c.DeletedAt != nil {
 		return nil, Errorf(ErrConflict, CodeConnectorDeleted, "connectorId",

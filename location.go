@@ -21,6 +21,7 @@ type Location struct {
 	TimeZone    string // IANA name
 	EvseUIDs    []int64
 	LastUpdated time.Time
+	DeletedAt   *time.Time // nil while the location exists
 }
 
 // LocationJSON returns l as the contract's Location object, encoded exactly as the
@@ -40,22 +41,32 @@ func LocationJSON(l *Location) ([]byte, error) {
 			Latitude  float64 `json:"latitude"`
 			Longitude float64 `json:"longitude"`
 		} `json:"coordinates"`
-		Country     string    `json:"country"`
-		EvseUids    []int64   `json:"evseUids"`
-		ID          string    `json:"id"`
-		LastUpdated time.Time `json:"lastUpdated"`
-		Name        string    `json:"name"`
-		PostalCode  string    `json:"postalCode,omitempty"`
-		TimeZone    string    `json:"timeZone"`
+		Country     string     `json:"country"`
+		DeletedAt   *time.Time `json:"deletedAt,omitempty"`
+		EvseUids    []int64    `json:"evseUids"`
+		ID          string     `json:"id"`
+		LastUpdated time.Time  `json:"lastUpdated"`
+		Name        string     `json:"name"`
+		PostalCode  string     `json:"postalCode,omitempty"`
+		TimeZone    string     `json:"timeZone"`
 	}{
 		Address: l.Address, City: l.City,
 		Coordinates: struct {
 			Latitude  float64 `json:"latitude"`
 			Longitude float64 `json:"longitude"`
 		}{l.Latitude, l.Longitude},
-		Country: l.Country, EvseUids: uids, ID: l.ID, LastUpdated: l.LastUpdated.UTC(), Name: l.Name,
+		Country: l.Country, DeletedAt: utcPtr(l.DeletedAt), EvseUids: uids, ID: l.ID, LastUpdated: l.LastUpdated.UTC(), Name: l.Name,
 		PostalCode: l.PostalCode, TimeZone: l.TimeZone,
 	})
+}
+
+// utcPtr returns t in UTC, nil for nil.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 var (

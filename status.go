@@ -36,14 +36,18 @@ type StatusChange struct {
 	Status   EvseStatus
 	Previous EvseStatus
 	Version  int64
+	Reason   string // why the status was not applied: the operator holds it (see EVSE.Held)
 }
 
 // StatusResult is the outcome of a status notification.
 type StatusResult struct {
-	// Applied is false when the notification was not newer than the last one applied to
-	// every connector it addresses; then nothing changed.
+	// Applied is false when no EVSE took the notification's status: it was not newer
+	// than the last one applied to every connector it addresses (then nothing changed),
+	// or the operator holds the status of every EVSE it addresses (see EVSE.Held).
 	Applied bool
-	EVSEs   []StatusChange
+	// Reason says why, when Applied is false.
+	Reason string
+	EVSEs  []StatusChange
 }
 
 // StatusPlan is what ApplyStatusNotification decided: the new state of the EVSEs it
@@ -64,7 +68,8 @@ type StatusPlan struct {
 // A connector takes the notification's error (none for NoError) and StatusReportedAt
 // when the notification is newer than the connector's StatusReportedAt; an EVSE with
 // such a connector takes the mapped status when the notification is newer than the
-// EVSE's StatusReportedAt. An EVSE whose status or connector error changed gets Version
+// EVSE's StatusReportedAt and the operator does not hold its status (EVSE.Held). A
+// REMOVED EVSE takes nothing. An EVSE whose status or connector error changed gets Version
 // + 1 and LastUpdated now; a changed status also produces an evse.status.changed event.
 //
 // Errors: ErrNotFound when the charge box has no EVSE or no connector k; ErrConflict
@@ -123,13 +128,20 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 	}
 	ts := n.Timestamp.UTC()
 	plan := &StatusPlan{Result: StatusResult{EVSEs: []StatusChange{}}}
+	var removed []string // why a REMOVED EVSE took nothing
+	for _, t := range targets {
+		if e := &evses[t.evse]; e.Status == StatusRemoved {
+			reason, _ := e.Held()
+			removed = append(removed, reason)
+		}
+	}
 	touched := map[int]bool{} // EVSEs with a connector the notification applies to
 	changed := map[int]bool{}
 	var order []int
 	for _, t := range targets {
 		e := &evses[t.evse]
 		c := &e.Connectors[t.conn]
-		if !ts.After(c.StatusReportedAt) {
+		if !ts.After(c.StatusReportedAt) || e.Status == StatusRemoved {
 			continue
 		}
 		if !sameError(c.Error, cerr) {
@@ -141,10 +153,15 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 			order = append(order, t.evse)
 		}
 	}
+	applied := false
 	for _, i := range order {
 		e := &evses[i]
 		previous := e.Status
-		if ts.After(e.StatusReportedAt) {
+		reason, held := e.Held()
+		if !held {
+			applied = true
+		}
+		if !held && ts.After(e.StatusReportedAt) {
 			e.StatusReportedAt = ts
 			if e.Status != status {
 				e.Status = status
@@ -163,9 +180,18 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 			}
 			plan.Events = append(plan.Events, ev)
 		}
-		plan.Result.EVSEs = append(plan.Result.EVSEs, StatusChange{UID: e.UID, Status: e.Status, Previous: previous, Version: e.Version})
+		plan.Result.EVSEs = append(plan.Result.EVSEs, StatusChange{UID: e.UID, Status: e.Status, Previous: previous, Version: e.Version, Reason: reason})
 	}
-	plan.Result.Applied = len(order) > 0
+	plan.Result.Applied = applied
+	switch {
+	case applied:
+	case len(order) == 0 && len(removed) > 0:
+		plan.Result.Reason = removed[0]
+	case len(order) == 0:
+		plan.Result.Reason = "the notification is not newer than the last one applied to the connectors it addresses"
+	default:
+		plan.Result.Reason = plan.Result.EVSEs[0].Reason
+	}
 	return plan, nil
 }
 

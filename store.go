@@ -29,8 +29,46 @@ type Store interface {
 	// transaction. ErrNotFound if the charge box has no EVSE.
 	ApplyStatusNotification(ctx context.Context, n *StatusNotification, now time.Time) (*StatusResult, error)
 
-	// CreateWebhook stores a new webhook. ErrConflict if the ID is taken.
-	CreateWebhook(ctx context.Context, w *Webhook) error
+	// CreateEVSE stores e, already checked by EVSE.PrepareNew, with a new UID (one more
+	// than the highest in use), in one transaction with its evse.created event, the
+	// updated JSON and LastUpdated (now) of its location, and idem's answer when idem is
+	// not nil. It returns the EVSE as stored. Errors: ErrInvalid (locationId) when the
+	// location does not exist; ErrConflict with code location_deleted when it is deleted,
+	// code conflict (param evseId) when the evseId is taken, and code
+	// idempotency_key_in_use when idem's key has an unexpired answer already.
+	CreateEVSE(ctx context.Context, e *EVSE, idem *Idempotency, now time.Time) (*EVSE, error)
+	// ChangeEVSE reads EVSE uid with everything the domain rules need (OperatorHold
+	// included) in a write transaction, and lets change apply one of the domain's
+	// changes to it (EVSE.ApplyPatch, Remove, AddConnector, DeleteConnector), which
+	// returns the change's events or a domain error. When change leaves the Version as it
+	// was, nothing is written and the EVSE is returned as read. Otherwise the store
+	// writes the EVSE, all its connectors, its JSON, the events, idem's answer when idem
+	// is not nil, and, when the location changed, the JSON and LastUpdated (now) of the
+	// old and the new location, and returns the EVSE as committed. Errors: ErrNotFound
+	// (uid); change's errors unchanged; ErrInvalid (locationId) when a new location does
+	// not exist, ErrConflict location_deleted when it is deleted; ErrConflict
+	// idempotency_key_in_use as for CreateEVSE. Nothing is written when an error is
+	// returned.
+	ChangeEVSE(ctx context.Context, uid int64, change func(*EVSE) ([]Event, error), idem *Idempotency, now time.Time) (*EVSE, error)
+	// PutLocation creates location l (EvseUIDs, LastUpdated and DeletedAt are ignored;
+	// created true, event location.created) or replaces the fields a client sets of the
+	// existing one (event location.updated), with LastUpdated now, in one transaction.
+	// A replacement with the same fields (Location.SameFields) writes nothing and returns
+	// the location as stored. ErrConflict location_deleted when the location was deleted.
+	PutLocation(ctx context.Context, l *Location, now time.Time) (loc *Location, created bool, err error)
+	// DeleteLocation marks location id deleted (DeletedAt and LastUpdated now) with its
+	// location.deleted event. A location already deleted is returned as it is.
+	// ErrNotFound when there is none; ErrConflict location_in_use (chargenet.LocationInUse)
+	// while an EVSE at it is not REMOVED.
+	DeleteLocation(ctx context.Context, id string, now time.Time) (*Location, error)
+	// IdempotentAnswer returns the answer kept for owner's idempotency key, when it was
+	// kept less than IdempotencyTTL before now. ErrNotFound otherwise.
+	IdempotentAnswer(ctx context.Context, owner, key string, now time.Time) (*IdempotentAnswer, error)
+
+	// CreateWebhook stores a new webhook, and idem's answer when idem is not nil (kept
+	// as of w.CreatedAt), in one transaction. ErrConflict if the ID is taken, and
+	// idempotency_key_in_use as for CreateEVSE.
+	CreateWebhook(ctx context.Context, w *Webhook, idem *Idempotency) error
 	// Webhook returns the webhook of owner with this id. ErrNotFound if there is none.
 	Webhook(ctx context.Context, owner, id string) (*Webhook, error)
 	// ListWebhooks reads one keyset slice of owner's webhooks ordered by ID.
@@ -87,6 +125,39 @@ type Store interface {
 	Ping(ctx context.Context) error
 	// Close releases the database.
 	Close() error
+}
+
+// IdempotencyTTL is how long the answer to an Idempotency-Key is kept.
+const IdempotencyTTL = 24 * time.Hour
+
+// Idempotency is the Idempotency-Key of a request that creates something: the store
+// keeps the answer, made by Answer from what it created, in the transaction that
+// creates it, so that the key and the creation are committed together or not at all.
+// The key is checked before anything else in that transaction: a key with an unexpired
+// answer makes the write fail with IdempotencyKeyInUse whatever else is wrong with it.
+// The store keeps Fingerprint and the write's time with the answer (the answer's own
+// Fingerprint and CreatedAt are ignored).
+type Idempotency struct {
+	Owner       string            // the API key's name: keys are per API key
+	Key         string            // the Idempotency-Key header
+	Fingerprint [sha256.Size]byte // of the operation and the request body
+	// Answer returns the answer to keep for what the store created (*EVSE or *Webhook).
+	Answer func(created any) (*IdempotentAnswer, error)
+}
+
+// IdempotentAnswer is the answer kept for an idempotency key.
+type IdempotentAnswer struct {
+	Fingerprint [sha256.Size]byte
+	Status      int
+	Header      map[string]string // the headers to send again (ETag, Location)
+	Body        []byte
+	CreatedAt   time.Time
+}
+
+// IdempotencyKeyInUse is the error a store returns when idem's key already has an
+// answer that has not expired: another request with the key committed first.
+func IdempotencyKeyInUse(key string) error {
+	return Errorf(ErrConflict, CodeIdempotencyKeyInUse, "Idempotency-Key", "Idempotency-Key %q is used by another request", key)
 }
 
 // LocationDocs is implemented by stores that keep each location's contract JSON

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ const Version = "0.1.0"
 
 // APIVersion is the version of the API contract (openapi/openapi.yaml) this client was
 // built against.
-const APIVersion = "2.11.0"
+const APIVersion = "2.12.0"
 
 // DefaultTimeout bounds each attempt of a request when the client was made without
 // WithHTTPClient.
@@ -127,16 +128,22 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 }
 
 // answer checks the outcome of one generated-client call: a transport error is wrapped
-// (a *waitError already is), and an answer other than 200 becomes an *Error (its body
-// read and closed). On nil the caller owns res.
-func (c *Client) answer(op string, res *http.Response, err error) error {
+// (a *waitError already is), and an answer whose status is not among ok (200 when ok is
+// empty) becomes an *Error (its body read and closed). The answer's headers go to the
+// caller's Response, if o asked for one; idemKey is the Idempotency-Key sent, or nil. On
+// nil the caller owns res.
+func (c *Client) answer(op string, o *callOptions, idemKey *string, res *http.Response, err error, ok ...int) error {
 	if err != nil {
-		if _, ok := err.(*waitError); ok {
+		if _, isWait := err.(*waitError); isWait {
 			return err
 		}
 		return fmt.Errorf("chargenet: %w", err)
 	}
-	if res.StatusCode == http.StatusOK {
+	o.record(res, idemKey)
+	if len(ok) == 0 {
+		ok = []int{http.StatusOK}
+	}
+	if slices.Contains(ok, res.StatusCode) {
 		return nil
 	}
 	defer func() { _ = res.Body.Close() }()
@@ -144,10 +151,11 @@ func (c *Client) answer(op string, res *http.Response, err error) error {
 	return newError(op, res.StatusCode, res.Header, body, c.now())
 }
 
-// decodeError reports a 200 answer whose body the generated client could not decode.
+// decodeError reports a success answer whose body the generated client could not
+// decode.
 func decodeError(op string, res *http.Response, err error) error {
 	if err != nil {
 		return fmt.Errorf("chargenet: %s: decoding the answer: %w", op, err)
 	}
-	return fmt.Errorf("chargenet: %s: answer 200 has Content-Type %q, want application/json", op, res.Header.Get("Content-Type"))
+	return fmt.Errorf("chargenet: %s: answer %d has Content-Type %q, want application/json", op, res.StatusCode, res.Header.Get("Content-Type"))
 }

@@ -296,6 +296,10 @@ func wantLocation(t *testing.T, store chargenet.Store, id string) client.Locatio
 		Country: l.Country, Latitude: l.Latitude, Longitude: l.Longitude, TimeZone: l.TimeZone,
 		EVSEUIDs: l.EvseUIDs, LastUpdated: l.LastUpdated.UTC(),
 	}
+	if l.DeletedAt != nil {
+		d := l.DeletedAt.UTC()
+		out.DeletedAt = &d
+	}
 	if out.EVSEUIDs == nil {
 		out.EVSEUIDs = []int64{}
 	}
@@ -320,7 +324,7 @@ func demoEVSEUIDs() []int64 {
 
 var sentinels = []error{
 	client.ErrInvalid, client.ErrForbidden, client.ErrNotFound, client.ErrConflict,
-	client.ErrPreconditionFailed, client.ErrRateLimited, client.ErrUnavailable,
+	client.ErrPreconditionFailed, client.ErrIdempotencyKeyReused, client.ErrRateLimited, client.ErrUnavailable,
 }
 
 // requireAPIError checks that err is an *Error with status and code that matches
@@ -1311,4 +1315,350 @@ func TestRetryStopsWithTheContext(t *testing.T) {
 		assert.Equal(t, 1, rec.count())
 		assert.Empty(t, s.all())
 	})
+}
+
+// ---------------------------------------------------------------------------------
+// Lifecycle: locations and EVSEs created, changed and removed
+
+// newLocation is a location the demo inventory does not hold.
+func newLocation(id string) client.Location {
+	return client.Location{
+		ID: id, Name: "Depot Hafen", Address: "Hafenstraße 1", City: "Hamburg", PostalCode: "20457",
+		Country: "DEU", Latitude: 53.5413, Longitude: 9.9842, TimeZone: "Europe/Berlin",
+	}
+}
+
+// newEVSE is an EVSE to create at location with one AC connector.
+func newEVSE(evseID, location string) client.NewEVSE {
+	return client.NewEVSE{
+		EVSEID: evseID, ChargeboxID: 9001, LocationID: location,
+		Connectors: []client.NewConnector{{
+			Standard: client.StandardIEC62196T2, Format: client.FormatSocket, PowerType: client.PowerAC3Phase,
+			MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400, TariffIDs: []string{"AC-STANDARD"},
+		}},
+	}
+}
+
+// dcConnector is a connector to add with CreateConnector.
+var dcConnector = client.NewConnector{
+	Standard: client.StandardIEC62196T2Combo, Format: client.FormatCable, PowerType: client.PowerDC,
+	MaxElectricPower: 150, MaxAmperage: 375, MaxVoltage: 920,
+}
+
+// countEVSEs counts the EVSEs the service lists, walking every page.
+func countEVSEs(t *testing.T, c *client.Client) int {
+	t.Helper()
+	n := 0
+	for _, err := range c.EVSEs(context.Background(), client.ListOptions{}) {
+		require.NoError(t, err)
+		n++
+	}
+	return n
+}
+
+func TestLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := newServer(t, serverConfig{})
+	c := newClient(t, srv.URL)
+	before := countEVSEs(t, c)
+
+	// A new location: 201, then the same PUT again changes nothing (200).
+	var r client.Response
+	loc, created, err := c.PutLocation(ctx, newLocation("LOC-9001"), client.WithResponse(&r))
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.Equal(t, http.StatusCreated, r.StatusCode)
+	assert.Equal(t, "/v1/locations/LOC-9001", r.Location)
+	assert.Equal(t, wantLocation(t, srv.Store, "LOC-9001"), *loc)
+	assert.Equal(t, "Depot Hafen", loc.Name)
+	assert.Empty(t, loc.EVSEUIDs)
+	again, created, err := c.PutLocation(ctx, newLocation("LOC-9001"), client.WithResponse(&r))
+	require.NoError(t, err)
+	assert.False(t, created)
+	assert.Equal(t, http.StatusOK, r.StatusCode)
+	assert.Equal(t, loc.LastUpdated, again.LastUpdated, "an unchanged PUT leaves lastUpdated")
+
+	// A new EVSE with the caller's idempotency key: 201, ETag, Location.
+	const key = "lifecycle-create-evse-1"
+	evse, etag, err := c.CreateEVSE(ctx, newEVSE("DE*ABC*E9001*1", "LOC-9001"), client.WithIdempotencyKey(key), client.WithResponse(&r))
+	require.NoError(t, err)
+	assert.Equal(t, wantEVSE(t, srv.Store, evse.UID), *evse)
+	assert.Equal(t, client.StatusPlanned, evse.Status, "status defaults to PLANNED")
+	assert.Equal(t, "LOC-9001", evse.LocationID)
+	require.Len(t, evse.Connectors, 1)
+	assert.Equal(t, int64(1), evse.Connectors[0].ID)
+	assert.NotEmpty(t, etag)
+	assert.Equal(t, http.StatusCreated, r.StatusCode)
+	assert.Equal(t, etag, r.ETag)
+	assert.Equal(t, fmt.Sprintf("/v2/evses/%d", evse.UID), r.Location)
+	assert.Equal(t, key, r.IdempotencyKey)
+	assert.False(t, r.Replayed)
+	assert.Equal(t, before+1, countEVSEs(t, c))
+
+	// The same call again with the same key: the first answer, nothing created.
+	replay, replayETag, err := c.CreateEVSE(ctx, newEVSE("DE*ABC*E9001*1", "LOC-9001"), client.WithIdempotencyKey(key), client.WithResponse(&r))
+	require.NoError(t, err)
+	assert.Equal(t, *evse, *replay)
+	assert.Equal(t, etag, replayETag)
+	assert.True(t, r.Replayed)
+	assert.Equal(t, http.StatusCreated, r.StatusCode)
+	assert.Equal(t, before+1, countEVSEs(t, c), "a replay creates nothing")
+
+	// The same key with another body is refused; without the key the evseId is taken.
+	_, _, err = c.CreateEVSE(ctx, newEVSE("DE*ABC*E9002*1", "LOC-9001"), client.WithIdempotencyKey(key))
+	_ = requireAPIError(t, err, client.ErrIdempotencyKeyReused, 422, client.CodeIdempotencyKeyReused)
+	_, _, err = c.CreateEVSE(ctx, newEVSE("DE*ABC*E9001*1", "LOC-9001"))
+	_ = requireAPIError(t, err, client.ErrConflict, 409, client.CodeConflict)
+	assert.Equal(t, before+1, countEVSEs(t, c))
+
+	// The location lists its EVSE and cannot be deleted while it is not removed.
+	loc, err = c.Location(ctx, "LOC-9001")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{evse.UID}, loc.EVSEUIDs)
+	_, err = c.DeleteLocation(ctx, "LOC-9001")
+	_ = requireAPIError(t, err, client.ErrConflict, 409, client.CodeLocationInUse)
+
+	// Add a connector (id 2), then delete it.
+	evse, etag2, err := c.CreateConnector(ctx, evse.UID, dcConnector, client.IfMatch(etag), client.WithResponse(&r))
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusCreated, r.StatusCode)
+	assert.NotEmpty(t, r.IdempotencyKey, "the client sends a key of its own")
+	assert.NotEqual(t, etag, etag2)
+	require.Len(t, evse.Connectors, 2)
+	added := evse.Connectors[1]
+	assert.Equal(t, int64(2), added.ID)
+	assert.Equal(t, client.StandardIEC62196T2Combo, added.Standard)
+	assert.Equal(t, 150.0, added.MaxElectricPower)
+	assert.Equal(t, []string{}, added.TariffIDs)
+	assert.Equal(t, wantEVSE(t, srv.Store, evse.UID), *evse)
+	_, _, err = c.CreateConnector(ctx, evse.UID, dcConnector, client.IfMatch(etag))
+	_ = requireAPIError(t, err, client.ErrPreconditionFailed, 412, client.CodePreconditionFailed)
+
+	evse, etag3, err := c.DeleteConnector(ctx, evse.UID, 2, client.IfMatch(etag2))
+	require.NoError(t, err)
+	require.NotNil(t, evse.Connector(2))
+	assert.True(t, evse.Connector(2).Deleted())
+	assert.False(t, evse.Connector(1).Deleted())
+	assert.Equal(t, wantEVSE(t, srv.Store, evse.UID), *evse)
+	_, _, err = c.DeleteConnector(ctx, evse.UID, 3)
+	_ = requireAPIError(t, err, client.ErrNotFound, 404, client.CodeNotFound)
+
+	// Commission it: PLANNED -> AVAILABLE; a stale ETag and a forbidden transition fail.
+	_, _, err = c.UpdateEVSE(ctx, evse.UID, client.EVSEPatch{Status: new(client.StatusAvailable)}, client.IfMatch(etag2))
+	_ = requireAPIError(t, err, client.ErrPreconditionFailed, 412, client.CodePreconditionFailed)
+	evse, etag4, err := c.UpdateEVSE(ctx, evse.UID, client.EVSEPatch{Status: new(client.StatusAvailable)}, client.IfMatch(etag3))
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusAvailable, evse.Status)
+	assert.NotEqual(t, etag3, etag4)
+	assert.Equal(t, wantEVSE(t, srv.Store, evse.UID), *evse)
+	_, _, err = c.UpdateEVSE(ctx, evse.UID, client.EVSEPatch{Status: new(client.StatusPlanned)})
+	apiErr := requireAPIError(t, err, client.ErrConflict, 409, client.CodeInvalidTransition)
+	assert.Contains(t, apiErr.Message, "INOPERATIVE")
+	_, _, err = c.UpdateEVSE(ctx, evse.UID, client.EVSEPatch{})
+	_ = requireAPIError(t, err, client.ErrInvalid, 400, client.CodeInvalidBody)
+	assert.Equal(t, client.StatusAvailable, wantEVSE(t, srv.Store, evse.UID).Status, "refused changes change nothing")
+
+	// Remove it: REMOVED, twice is the same; later changes are refused.
+	evse, _, err = c.RemoveEVSE(ctx, evse.UID)
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusRemoved, evse.Status)
+	again2, _, err := c.RemoveEVSE(ctx, evse.UID)
+	require.NoError(t, err)
+	assert.Equal(t, *evse, *again2)
+	_, _, err = c.UpdateEVSE(ctx, evse.UID, client.EVSEPatch{Status: new(client.StatusAvailable)})
+	_ = requireAPIError(t, err, client.ErrConflict, 409, client.CodeEVSERemoved)
+	_, _, err = c.CreateConnector(ctx, evse.UID, dcConnector)
+	_ = requireAPIError(t, err, client.ErrConflict, 409, client.CodeEVSERemoved)
+	assert.Equal(t, before+1, countEVSEs(t, c), "a removed EVSE stays listed")
+
+	// Delete the location: it stays readable, leaves the list, and its id is spent.
+	deleted, err := c.DeleteLocation(ctx, "LOC-9001")
+	require.NoError(t, err)
+	require.True(t, deleted.Deleted())
+	assert.Equal(t, wantLocation(t, srv.Store, "LOC-9001"), *deleted)
+	read, err := c.Location(ctx, "LOC-9001")
+	require.NoError(t, err)
+	assert.Equal(t, *deleted, *read)
+	for l, err := range c.Locations(ctx, client.ListOptions{}) {
+		require.NoError(t, err)
+		assert.NotEqual(t, "LOC-9001", l.ID)
+	}
+	_, _, err = c.PutLocation(ctx, newLocation("LOC-9001"))
+	_ = requireAPIError(t, err, client.ErrConflict, 409, client.CodeLocationDeleted)
+	_, _, err = c.CreateEVSE(ctx, newEVSE("DE*ABC*E9003*1", "LOC-9001"))
+	_ = requireAPIError(t, err, client.ErrConflict, 409, client.CodeLocationDeleted)
+	_, err = c.DeleteLocation(ctx, "LOC-9999")
+	_ = requireAPIError(t, err, client.ErrNotFound, 404, client.CodeNotFound)
+}
+
+func TestLifecycleRefusedBeforeSending(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rec := newRecorder(t)
+	c := newClient(t, "http://127.0.0.1:1", rec.option())
+	_, _, err := c.PutLocation(ctx, newLocation(""))
+	assert.ErrorIs(t, err, client.ErrInvalid)
+	_, err = c.DeleteLocation(ctx, "")
+	assert.ErrorIs(t, err, client.ErrInvalid)
+	_, _, err = c.CreateEVSE(ctx, newEVSE("DE*ABC*E9001*1", "LOC-0001"), client.WithIdempotencyKey(""))
+	assert.ErrorIs(t, err, client.ErrInvalid)
+	_, _, err = c.RemoveEVSE(ctx, 1001, client.IfMatch(""))
+	assert.ErrorIs(t, err, client.ErrInvalid)
+	_, _, err = c.DeleteConnector(ctx, 1001, 1, client.IfMatch(""))
+	assert.ErrorIs(t, err, client.ErrInvalid)
+	_, _, err = c.CreateConnector(ctx, 1001, dcConnector, client.IfMatch(""))
+	assert.ErrorIs(t, err, client.ErrInvalid)
+	_, _, err = c.UpdateEVSE(ctx, 1001, client.EVSEPatch{Status: new(client.StatusInoperative)}, client.IfMatch(""))
+	assert.ErrorIs(t, err, client.ErrInvalid)
+	assert.Equal(t, 0, rec.count())
+}
+
+func TestCreateEVSELostAnswerCreatesOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := newServer(t, serverConfig{})
+	before := countEVSEs(t, newClient(t, srv.URL))
+	// The service handles the first attempt and creates the EVSE; its answer is lost.
+	var s sleeps
+	rec := newRecorder(t, loseAnswer)
+	c := newClient(t, srv.URL, rec.option(), s.option())
+	var r client.Response
+	evse, etag, err := c.CreateEVSE(ctx, newEVSE("DE*ABC*E9101*1", "LOC-0001"), client.WithResponse(&r))
+	require.NoError(t, err)
+	require.Equal(t, 2, rec.count(), "the lost answer was retried once")
+	key := rec.request(0).Header.Get("Idempotency-Key")
+	assert.NotEmpty(t, key)
+	assert.Equal(t, key, rec.request(1).Header.Get("Idempotency-Key"), "one key for all attempts")
+	assert.Equal(t, key, r.IdempotencyKey)
+	assert.True(t, r.Replayed, "the retry got the first attempt's answer")
+	assert.Len(t, s.all(), 1)
+	assert.Equal(t, wantEVSE(t, srv.Store, evse.UID), *evse)
+	assert.NotEmpty(t, etag)
+	assert.Equal(t, before+1, countEVSEs(t, c), "exactly one EVSE created")
+	n := 0
+	for e, err := range c.EVSEs(ctx, client.ListOptions{}) {
+		require.NoError(t, err)
+		if e.EVSEID == "DE*ABC*E9101*1" {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n)
+
+	// Each call makes its own key: a second CreateEVSE is a new request.
+	_, _, err = c.CreateEVSE(ctx, newEVSE("DE*ABC*E9102*1", "LOC-0001"))
+	require.NoError(t, err)
+	other := rec.request(rec.count() - 1).Header.Get("Idempotency-Key")
+	assert.NotEmpty(t, other)
+	assert.NotEqual(t, key, other)
+	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, other)
+	assert.Equal(t, before+2, countEVSEs(t, c))
+}
+
+func TestCreateConnectorLostAnswerCreatesOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := newServer(t, serverConfig{})
+	var s sleeps
+	rec := newRecorder(t, loseAnswer, netError) // applied and lost, then not delivered
+	c := newClient(t, srv.URL, rec.option(), s.option())
+	before := wantEVSE(t, srv.Store, 1001)
+	evse, _, err := c.CreateConnector(ctx, 1001, dcConnector)
+	require.NoError(t, err)
+	assert.Equal(t, 3, rec.count())
+	assert.Len(t, evse.Connectors, len(before.Connectors)+1, "one connector added")
+	assert.Equal(t, wantEVSE(t, srv.Store, 1001), *evse)
+}
+
+func TestRetryIdempotencyKeyInUse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := newServer(t, serverConfig{})
+	t.Run("in use is retried with the same key", func(t *testing.T) {
+		var s sleeps
+		rec := newRecorder(t, failWith(409, client.CodeIdempotencyKeyInUse))
+		c := newClient(t, srv.URL, rec.option(), s.option())
+		evse, _, err := c.CreateEVSE(ctx, newEVSE("DE*ABC*E9201*1", "LOC-0001"))
+		require.NoError(t, err)
+		assert.Equal(t, "DE*ABC*E9201*1", evse.EVSEID)
+		require.Equal(t, 2, rec.count())
+		assert.Equal(t, rec.request(0).Header.Get("Idempotency-Key"), rec.request(1).Header.Get("Idempotency-Key"))
+		assert.Len(t, s.all(), 1)
+	})
+	t.Run("another conflict is final", func(t *testing.T) {
+		var s sleeps
+		rec := newRecorder(t, failWith(409, client.CodeConflict))
+		c := newClient(t, srv.URL, rec.option(), s.option())
+		_, _, err := c.CreateEVSE(ctx, newEVSE("DE*ABC*E9202*1", "LOC-0001"))
+		apiErr := requireAPIError(t, err, client.ErrConflict, 409, client.CodeConflict)
+		assert.Equal(t, "synthetic-request", apiErr.RequestID)
+		assert.Equal(t, 1, rec.count())
+		assert.Empty(t, s.all())
+	})
+	t.Run("a PATCH without IfMatch carries no key and is not retried", func(t *testing.T) {
+		var s sleeps
+		rec := newRecorder(t, failWith(503, client.CodeUnavailable))
+		c := newClient(t, srv.URL, rec.option(), s.option())
+		_, _, err := c.UpdateEVSE(ctx, 1001, client.EVSEPatch{Status: new(client.StatusInoperative)})
+		_ = requireAPIError(t, err, client.ErrUnavailable, 503, client.CodeUnavailable)
+		assert.Equal(t, 1, rec.count())
+		assert.Empty(t, rec.request(0).Header.Get("Idempotency-Key"))
+	})
+	t.Run("PUT and DELETE are retried", func(t *testing.T) {
+		var s sleeps
+		rec := newRecorder(t, failWith(503, client.CodeUnavailable), nil, loseAnswer)
+		c := newClient(t, srv.URL, rec.option(), s.option())
+		_, created, err := c.PutLocation(ctx, newLocation("LOC-9301"))
+		require.NoError(t, err)
+		assert.True(t, created)
+		evse, _, err := c.RemoveEVSE(ctx, 1040)
+		require.NoError(t, err)
+		assert.Equal(t, client.StatusRemoved, evse.Status)
+		assert.Equal(t, 4, rec.count())
+		assert.Equal(t, client.StatusRemoved, wantEVSE(t, srv.Store, 1040).Status)
+	})
+}
+
+func TestResponseHeaders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := newServer(t, serverConfig{rateLimit: &server.RateLimit{Requests: 50, Window: time.Minute}})
+	c := newClient(t, srv.URL)
+
+	var first, second client.Response
+	_, _, err := c.EVSE(ctx, 1001, client.WithResponse(&first))
+	require.NoError(t, err)
+	_, err = c.Location(ctx, "LOC-0001", client.WithResponse(&second))
+	require.NoError(t, err)
+	for _, r := range []client.Response{first, second} {
+		assert.Equal(t, http.StatusOK, r.StatusCode)
+		assert.NotEmpty(t, r.RequestID)
+		require.NotNil(t, r.RateLimit)
+		assert.Equal(t, 50, r.RateLimit.Limit)
+		assert.LessOrEqual(t, r.RateLimit.Reset, time.Minute)
+		assert.False(t, r.Replayed)
+		assert.Empty(t, r.IdempotencyKey)
+	}
+	assert.NotEmpty(t, first.ETag)
+	assert.Empty(t, second.ETag)
+	assert.NotEqual(t, first.RequestID, second.RequestID)
+	assert.Equal(t, first.RateLimit.Remaining-1, second.RateLimit.Remaining)
+
+	// On failure both the Response and the *Error carry them.
+	var r client.Response
+	_, _, err = c.EVSE(ctx, 999999, client.WithResponse(&r))
+	apiErr := requireAPIError(t, err, client.ErrNotFound, 404, client.CodeNotFound)
+	assert.Equal(t, http.StatusNotFound, r.StatusCode)
+	assert.Equal(t, r.RequestID, apiErr.RequestID)
+	require.NotNil(t, apiErr.RateLimit)
+	assert.Equal(t, *r.RateLimit, *apiErr.RateLimit)
+	assert.Equal(t, second.RateLimit.Remaining-1, apiErr.RateLimit.Remaining)
+
+	// An API key the service does not accept gets no rate limit.
+	bad := newClient(t, srv.URL, client.WithAPIKey("not-a-key-0123456789abcdef"))
+	_, err = bad.EventTypes(ctx, client.WithResponse(&r))
+	apiErr = requireAPIError(t, err, client.ErrForbidden, 403, client.CodeUnauthorized)
+	assert.Nil(t, apiErr.RateLimit)
+	assert.Nil(t, r.RateLimit)
+	assert.Equal(t, apiErr.RequestID, r.RequestID)
 }

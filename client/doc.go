@@ -1,6 +1,6 @@
 // Package client is the Go client of the Charging Network Integration API: EVSEs with
-// their connectors, the locations that hold them, and the catalogue of webhook event
-// types. It is a thin layer over the client generated from the contract
+// their connectors and their lifecycle (create, commission, remove), the locations that
+// hold them, and the catalogue of webhook event types. It is a thin layer over the client generated from the contract
 // (openapi/openapi.yaml, version APIVersion) with plain Go types, iterators that follow
 // the pagination cursors, errors you can test with errors.Is, and retries.
 //
@@ -69,25 +69,71 @@
 //		fmt.Println(len(page.Items), page.HasMore, page.NextCursor)
 //	}
 //
+// # Lifecycle
+//
+// An operator creates a location with PutLocation (the caller picks its ID), an EVSE at
+// it with CreateEVSE (planned until commissioned), adds and deletes connectors with
+// CreateConnector and DeleteConnector, commissions or takes the EVSE out of service with
+// UpdateEVSE, decommissions it with RemoveEVSE, and finally deletes the location with
+// DeleteLocation once all its EVSEs are removed:
+//
+//	loc, _, err := c.PutLocation(ctx, client.Location{ID: "LOC-9001", Name: "Depot",
+//		Address: "Hafenstraße 1", City: "Hamburg", Country: "DEU",
+//		Latitude: 53.54, Longitude: 9.98, TimeZone: "Europe/Berlin"})
+//	evse, etag, err := c.CreateEVSE(ctx, client.NewEVSE{EVSEID: "DE*ABC*E9001*1",
+//		ChargeboxID: 9001, LocationID: loc.ID, Connectors: []client.NewConnector{{
+//			Standard: client.StandardIEC62196T2, Format: client.FormatSocket,
+//			PowerType: client.PowerAC3Phase, MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400}}})
+//	evse, etag, err = c.UpdateEVSE(ctx, evse.UID,
+//		client.EVSEPatch{Status: new(client.StatusAvailable)}, client.IfMatch(etag))
+//
+// # Idempotency
+//
+// Every POST carries an Idempotency-Key: one the client makes up per call (a random
+// UUID) and sends again on each retry of that call, or the caller's own, given with
+// WithIdempotencyKey. The service keeps the first answer to a key for 24 hours and gives
+// it again to a repeat with the same body, with Response.Replayed set, instead of
+// creating a second EVSE or connector. So CreateEVSE and CreateConnector are retried
+// like reads, and a retry after a lost answer cannot create twice. Pass your own key to
+// make a call safe to repeat across restarts of your program; a key reused with another
+// body fails with ErrIdempotencyKeyReused.
+//
+// # Request IDs and rate limits
+//
+// Every answer carries X-Request-Id and, for an accepted API key, X-RateLimit-Limit,
+// X-RateLimit-Remaining and X-RateLimit-Reset. Pass WithResponse(&r) to any call to get
+// them in a Response (r.RequestID, r.RateLimit), together with the status, the ETag, the
+// Location of a created EVSE and whether the answer was replayed; it is filled in when
+// the call fails with an *Error too. An *Error carries the same RequestID and RateLimit
+// itself:
+//
+//	var r client.Response
+//	evse, _, err := c.EVSE(ctx, 1002, client.WithResponse(&r))
+//	if r.RateLimit != nil && r.RateLimit.Remaining < 10 {
+//		time.Sleep(r.RateLimit.Reset) // let the window reset
+//	}
+//
 // # Errors
 //
 // Every answer other than the operation's success is an *Error with the status, the
 // stable Code, the Message, the offending Param and the RequestID to quote to support.
 // errors.Is matches it against ErrInvalid (400), ErrForbidden (403), ErrNotFound (404),
-// ErrConflict (409), ErrPreconditionFailed (412), ErrRateLimited (429) and
-// ErrUnavailable (502, 503, 504). Network failures are returned wrapped, so errors.Is and
+// ErrConflict (409), ErrPreconditionFailed (412), ErrIdempotencyKeyReused (422),
+// ErrRateLimited (429) and ErrUnavailable (502, 503, 504). Network failures are returned wrapped, so errors.Is and
 // errors.As see the underlying net and context errors.
 //
 // # Retries
 //
-// Reads, and updates made conditional with IfMatch, are repeated on network errors and
-// on 429, 502, 503 and 504 answers, with exponential backoff and full jitter, honouring
-// Retry-After, up to DefaultRetryPolicy.MaxAttempts attempts (see RetryPolicy and
-// WithRetry). An update without IfMatch is sent once. Waits end when the context is done.
+// Reads, PUTs and DELETEs, POSTs (which carry an Idempotency-Key) and PATCHes made
+// conditional with IfMatch are repeated on network errors and on 429, 502, 503 and 504
+// answers, with exponential backoff and full jitter, honouring Retry-After, up to
+// DefaultRetryPolicy.MaxAttempts attempts (see RetryPolicy and WithRetry). A PATCH
+// without IfMatch is sent once. Waits end when the context is done.
 //
 // # Concurrency control
 //
-// EVSE and UpdateConnector return the EVSE's ETag. Pass it to the next UpdateConnector
-// with IfMatch: if somebody changed the EVSE in between, the update fails with
+// EVSE and every call that changes an EVSE return the EVSE's ETag. Pass it to the next
+// change (UpdateConnector, UpdateEVSE, RemoveEVSE, CreateConnector, DeleteConnector) with
+// IfMatch: if somebody changed the EVSE in between, the change fails with
 // ErrPreconditionFailed and changes nothing.
 package client

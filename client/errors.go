@@ -27,13 +27,21 @@ var (
 	ErrForbidden = errors.New("chargenet: forbidden")
 	// ErrNotFound matches a 404 answer: the EVSE, connector or location does not exist.
 	ErrNotFound = errors.New("chargenet: not found")
-	// ErrConflict matches a 409 answer: the connector was deleted and cannot be updated
-	// (code connector_deleted).
+	// ErrConflict matches a 409 answer: the change contradicts the state of what it
+	// addresses. Error.Code says how: the connector was deleted (connector_deleted), the
+	// EVSE is removed (evse_removed), the status transition is not allowed
+	// (invalid_transition), the location was deleted (location_deleted) or still has
+	// EVSEs (location_in_use), an identifier is taken (conflict), or a request with the
+	// same Idempotency-Key is still running (idempotency_key_in_use).
 	ErrConflict = errors.New("chargenet: conflict")
 	// ErrPreconditionFailed matches a 412 answer: the If-Match ETag no longer matches the
 	// EVSE, so somebody changed it since it was read; nothing was changed. Read it again
 	// and redo the update.
 	ErrPreconditionFailed = errors.New("chargenet: precondition failed")
+	// ErrIdempotencyKeyReused matches a 422 answer: the Idempotency-Key (see
+	// WithIdempotencyKey) was used before for a request with another body or operation
+	// (code idempotency_key_reused); nothing was changed. Use a new key for a new request.
+	ErrIdempotencyKeyReused = errors.New("chargenet: idempotency key reused")
 	// ErrRateLimited matches a 429 answer: the API key exceeded its request rate;
 	// Error.RetryAfter says how long to wait.
 	ErrRateLimited = errors.New("chargenet: rate limited")
@@ -53,10 +61,17 @@ const (
 	CodeUnauthorized         = "unauthorized"
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
+	CodeConflict             = "conflict"
 	CodeConnectorDeleted     = "connector_deleted"
+	CodeEVSERemoved          = "evse_removed"
+	CodeInvalidTransition    = "invalid_transition"
+	CodeLocationDeleted      = "location_deleted"
+	CodeLocationInUse        = "location_in_use"
+	CodeIdempotencyKeyInUse  = "idempotency_key_in_use"
 	CodePreconditionFailed   = "precondition_failed"
 	CodePayloadTooLarge      = "payload_too_large"
 	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeIdempotencyKeyReused = "idempotency_key_reused"
 	CodeRateLimited          = "rate_limited"
 	CodeInternalError        = "internal_error"
 	CodeUnavailable          = "unavailable"
@@ -87,6 +102,9 @@ type Error struct {
 	// RetryAfter is the wait the service asked for in a Retry-After header (on 429 and
 	// possibly 503), or zero.
 	RetryAfter time.Duration
+	// RateLimit is the API key's request budget from the answer's X-RateLimit-* headers,
+	// or nil when it had none (see Response.RateLimit).
+	RateLimit *RateLimit
 
 	op string // "GET /v2/evses/1001", for the message
 }
@@ -119,8 +137,9 @@ func (e *Error) Error() string {
 
 // Is reports whether target is the sentinel error of e's HTTP status: ErrInvalid for
 // 400, ErrForbidden for 403, ErrNotFound for 404, ErrConflict for 409,
-// ErrPreconditionFailed for 412, ErrRateLimited for 429 and ErrUnavailable for 502, 503
-// and 504. Other statuses (500, for example) match no sentinel.
+// ErrPreconditionFailed for 412, ErrIdempotencyKeyReused for 422, ErrRateLimited for
+// 429 and ErrUnavailable for 502, 503 and 504. Other statuses (500, for example) match
+// no sentinel.
 func (e *Error) Is(target error) bool {
 	return target != nil && sentinelOf(e.StatusCode) == target
 }
@@ -137,6 +156,8 @@ func sentinelOf(status int) error {
 		return ErrConflict
 	case http.StatusPreconditionFailed:
 		return ErrPreconditionFailed
+	case http.StatusUnprocessableEntity:
+		return ErrIdempotencyKeyReused
 	case http.StatusTooManyRequests:
 		return ErrRateLimited
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
@@ -151,7 +172,7 @@ const maxErrorBody = 1 << 20
 // newError describes an answer that is not the operation's success. body is what was
 // read of it; now resolves a Retry-After given as an HTTP date.
 func newError(op string, status int, header http.Header, body []byte, now time.Time) *Error {
-	e := &Error{StatusCode: status, RequestID: header.Get("X-Request-Id"), op: op}
+	e := &Error{StatusCode: status, RequestID: header.Get("X-Request-Id"), RateLimit: rateLimitFrom(header), op: op}
 	if d, ok := parseRetryAfter(header.Get("Retry-After"), now); ok {
 		e.RetryAfter = d
 	}

@@ -265,8 +265,80 @@ func ExampleClient_EventTypes() {
 		fmt.Println(t.Type, t.APIVersions, "latest", t.Latest)
 	}
 	// Output:
+	// evse.connector.created [1.0] latest 1.0
+	// evse.connector.deleted [1.0] latest 1.0
 	// evse.connector.updated [1.0] latest 1.0
-	// evse.status.changed [1.0] latest 1.0
+	// evse.created [1.0] latest 1.0
+	// evse.removed [1.0] latest 1.0
+	// evse.status.changed [1.0 1.1] latest 1.1
+	// location.created [1.0] latest 1.0
+	// location.deleted [1.0] latest 1.0
+	// location.updated [1.0] latest 1.0
+}
+
+func ExampleClient_CreateEVSE() {
+	srv, err := startDemoServer(serverConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	c, err := client.New(srv.URL, client.WithAPIKey(demoKey))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+
+	loc, created, err := c.PutLocation(ctx, client.Location{
+		ID: "LOC-9001", Name: "Depot Hafen", Address: "Hafenstraße 1", City: "Hamburg",
+		Country: "DEU", Latitude: 53.5413, Longitude: 9.9842, TimeZone: "Europe/Berlin",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("location", loc.ID, "created:", created)
+
+	// The key makes the call safe to repeat: the same key and EVSE give the first
+	// answer again and create nothing.
+	e := client.NewEVSE{
+		EVSEID: "DE*ABC*E9001*1", ChargeboxID: 9001, LocationID: loc.ID,
+		Connectors: []client.NewConnector{{
+			Standard: client.StandardIEC62196T2, Format: client.FormatSocket, PowerType: client.PowerAC3Phase,
+			MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400,
+		}},
+	}
+	var r client.Response
+	evse, etag, err := c.CreateEVSE(ctx, e, client.WithIdempotencyKey("depot-hafen-evse-1"), client.WithResponse(&r))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.StatusCode, r.Location == fmt.Sprintf("/v2/evses/%d", evse.UID), evse.Status, "replayed:", r.Replayed)
+	again, _, err := c.CreateEVSE(ctx, e, client.WithIdempotencyKey("depot-hafen-evse-1"), client.WithResponse(&r))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.StatusCode, again.UID == evse.UID, "replayed:", r.Replayed)
+
+	// Commission it, then decommission it and delete the location.
+	evse, _, err = c.UpdateEVSE(ctx, evse.UID, client.EVSEPatch{Status: new(client.StatusAvailable)}, client.IfMatch(etag))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(evse.Status)
+	if evse, _, err = c.RemoveEVSE(ctx, evse.UID); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(evse.Status)
+	if loc, err = c.DeleteLocation(ctx, loc.ID); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("location deleted:", loc.Deleted())
+	// Output:
+	// location LOC-9001 created: true
+	// 201 true PLANNED replayed: false
+	// 201 true replayed: true
+	// AVAILABLE
+	// REMOVED
+	// location deleted: true
 }
 
 func ExampleError() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,14 +17,23 @@ import (
 
 // RetryPolicy says when and how long the client waits before repeating a request that
 // failed in a way that may pass on its own: a network error, or an answer 429, 502, 503
-// or 504.
+// or 504 (and, for a request with an Idempotency-Key, a 409 idempotency_key_in_use: the
+// first attempt is still running).
 //
-// Only requests that cannot change anything twice are repeated: reads (GET), and
-// UpdateConnector when it carries IfMatch. An update without IfMatch is sent once,
-// because a lost answer does not tell whether it was applied. An update with IfMatch
-// whose first attempt was applied but whose answer was lost is answered 412 on the
-// repeat (the ETag has moved on), so it fails with ErrPreconditionFailed rather than
-// being applied twice; read the EVSE to see whether it holds the change.
+// Only requests that cannot change anything twice are repeated:
+//   - reads (GET);
+//   - PUT and DELETE (PutLocation, DeleteLocation, RemoveEVSE, DeleteConnector), which
+//     leave the same state however often they are applied;
+//   - POST with an Idempotency-Key (CreateEVSE, CreateConnector). The client sends one
+//     on every POST: the caller's (WithIdempotencyKey) or a random one it makes per call
+//     and sends again on each of that call's attempts, so a repeat after a lost answer
+//     gets the first answer again (Response.Replayed) instead of creating twice;
+//   - PATCH (UpdateConnector, UpdateEVSE) only when it carries IfMatch. A PATCH without
+//     IfMatch is sent once, because a lost answer does not tell whether it was applied.
+//     One with IfMatch whose first attempt was applied but whose answer was lost is
+//     answered 412 on the repeat (the ETag has moved on), so it fails with
+//     ErrPreconditionFailed rather than being applied twice; read the EVSE to see
+//     whether it holds the change. The same holds for a DELETE with IfMatch.
 //
 // Between attempts the client waits for the Retry-After the service sent (in seconds or
 // as an HTTP date), or else for a random time between zero and BaseDelay·2ⁿ⁻¹ after the
@@ -116,16 +126,36 @@ func retryableStatus(status int) bool {
 }
 
 // repeatable reports whether req can be sent again without risk of applying a change
-// twice: a read, or a conditional (If-Match) request whose body can be replayed.
+// twice, and its body replayed: a read, a PUT or DELETE, a POST with an Idempotency-Key,
+// or a conditional (If-Match) request.
 func repeatable(req *http.Request) bool {
 	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete:
+	case http.MethodPost:
+		if req.Header.Get(headerIdempotencyKey) == "" {
+			return false
+		}
 	default:
 		if req.Header.Get("If-Match") == "" {
 			return false
 		}
 	}
 	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// headerIdempotencyKey is the request header that makes a POST safe to repeat.
+const headerIdempotencyKey = "Idempotency-Key"
+
+// keyInUse reports whether an answer says that an earlier attempt with the same
+// Idempotency-Key is still running at the service (409 idempotency_key_in_use).
+func keyInUse(status int, body []byte) bool {
+	if status != http.StatusConflict {
+		return false
+	}
+	var b struct {
+		Code string `json:"code"`
+	}
+	return json.Unmarshal(body, &b) == nil && b.Code == CodeIdempotencyKeyInUse
 }
 
 // retryableNetError reports whether a transport error may pass on its own. A rejected
@@ -187,6 +217,10 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	if d.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+d.apiKey)
 	}
+	if req.Method == http.MethodPost && req.Header.Get(headerIdempotencyKey) == "" {
+		// One key for all attempts of this call: a repeat is recognised as one.
+		req.Header.Set(headerIdempotencyKey, newIdempotencyKey())
+	}
 	ctx := req.Context()
 	attempts := 1
 	if repeatable(req) {
@@ -218,13 +252,16 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 			wait, last = d.jitter(d.policy.backoffCap(n)), err
-		case retryableStatus(res.StatusCode):
+		case retryableStatus(res.StatusCode) || (res.StatusCode == http.StatusConflict && req.Header.Get(headerIdempotencyKey) != ""):
 			body, rerr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 			_ = res.Body.Close()
 			if rerr != nil {
 				return nil, rerr
 			}
 			res.Body = io.NopCloser(bytes.NewReader(body)) // intact, in case it is handed back
+			if !retryableStatus(res.StatusCode) && !keyInUse(res.StatusCode, body) {
+				return res, nil // a 409 of another kind: final
+			}
 			now := d.now()
 			last = newError(req.Method+" "+req.URL.EscapedPath(), res.StatusCode, res.Header, body, now)
 			if ra, ok := parseRetryAfter(res.Header.Get("Retry-After"), now); ok {

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"slices"
 	"time"
 
 	"github.com/chargenet/chargenet/gen"
@@ -177,8 +178,65 @@ type Location struct {
 	TimeZone string
 	// EVSEUIDs are the UIDs of the EVSEs at the location, ascending.
 	EVSEUIDs []int64
-	// LastUpdated is when the location last changed (UTC).
+	// LastUpdated is when the location last changed (UTC): its own fields, its deletion
+	// or the set of EVSEs it holds.
 	LastUpdated time.Time
+	// DeletedAt is when the location was deleted (see DeleteLocation), or nil while it
+	// exists.
+	DeletedAt *time.Time
+}
+
+// Deleted reports whether the location was deleted. A deleted location is in no list
+// page and its ID cannot be used again: PutLocation fails with ErrConflict.
+func (l *Location) Deleted() bool { return l.DeletedAt != nil }
+
+// NewEVSE is an EVSE to create with CreateEVSE; the service assigns its UID.
+type NewEVSE struct {
+	// EVSEID is the eMI3 EVSE ID, for example "DE*ABC*E2001*1"; no other EVSE may have
+	// it.
+	EVSEID string
+	// ChargeboxID identifies the charge box that holds the EVSE.
+	ChargeboxID int64
+	// LocationID is the ID of an existing location that is not deleted.
+	LocationID string
+	// Status is the first status; empty means StatusPlanned. It cannot be StatusRemoved.
+	// Charge box status notifications leave a planned EVSE's status alone until the
+	// operator commissions it with UpdateEVSE.
+	Status EVSEStatus
+	// Connectors are the EVSE's connectors; the i-th one (from 0) gets the ID i+1.
+	Connectors []NewConnector
+}
+
+// NewConnector is a connector to create, in a NewEVSE or with CreateConnector. The
+// connector rules of UpdateConnector apply: a DC standard needs PowerDC and FormatCable,
+// an AC standard an AC power type.
+type NewConnector struct {
+	// Standard is the plug standard.
+	Standard Standard
+	// Format is socket or cable.
+	Format Format
+	// PowerType is AC (one, two or three phases) or DC.
+	PowerType PowerType
+	// MaxElectricPower in kW: greater than 0, at most 4000.
+	MaxElectricPower float64
+	// MaxAmperage in A: greater than 0, at most 3000.
+	MaxAmperage float64
+	// MaxVoltage in V: greater than 0, at most 1500.
+	MaxVoltage float64
+	// TariffIDs are the identifiers of the connector's tariffs (may be empty).
+	TariffIDs []string
+}
+
+// EVSEPatch holds the EVSE fields UpdateEVSE changes: only the non-nil ones, the others
+// keep their value. At least one must be set.
+type EVSEPatch struct {
+	// Status is the new status; see UpdateEVSE for the transitions allowed.
+	Status *EVSEStatus
+	// ChargeboxID is the charge box that now holds the EVSE.
+	ChargeboxID *int64
+	// LocationID is the ID of the EVSE's new location, an existing one that is not
+	// deleted.
+	LocationID *string
 }
 
 // EventType is one event type a webhook can subscribe to.
@@ -245,6 +303,7 @@ func locationFromAPI(a *gen.Location) Location {
 		TimeZone:    a.TimeZone,
 		EVSEUIDs:    a.EvseUids,
 		LastUpdated: a.LastUpdated,
+		DeletedAt:   a.DeletedAt,
 	}
 	if a.PostalCode != nil {
 		l.PostalCode = *a.PostalCode
@@ -262,5 +321,70 @@ func (p ConnectorPatch) toAPI() gen.ConnectorPatch {
 		MaxElectricPower: p.MaxElectricPower,
 		MaxAmperage:      p.MaxAmperage,
 		MaxVoltage:       p.MaxVoltage,
+	}
+}
+
+func (l Location) toAPI() gen.LocationInput {
+	in := gen.LocationInput{
+		Name:        l.Name,
+		Address:     l.Address,
+		City:        l.City,
+		Country:     l.Country,
+		Coordinates: gen.GeoLocation{Latitude: l.Latitude, Longitude: l.Longitude},
+		TimeZone:    l.TimeZone,
+	}
+	if l.PostalCode != "" {
+		in.PostalCode = &l.PostalCode
+	}
+	return in
+}
+
+func (e NewEVSE) toAPI() gen.EVSECreate {
+	out := gen.EVSECreate{
+		EvseId:      e.EVSEID,
+		ChargeboxId: e.ChargeboxID,
+		LocationId:  e.LocationID,
+		Connectors:  make([]gen.ConnectorInput, len(e.Connectors)),
+	}
+	if e.Status != "" {
+		out.Status = (*gen.EvseStatus)(&e.Status)
+	}
+	for i, c := range e.Connectors {
+		a := c.toAPI()
+		out.Connectors[i] = gen.ConnectorInput{
+			Id:               int64(i + 1),
+			Standard:         a.Standard,
+			Format:           a.Format,
+			PowerType:        a.PowerType,
+			MaxElectricPower: a.MaxElectricPower,
+			MaxAmperage:      a.MaxAmperage,
+			MaxVoltage:       a.MaxVoltage,
+			TariffIds:        a.TariffIds,
+		}
+	}
+	return out
+}
+
+func (c NewConnector) toAPI() gen.ConnectorCreate {
+	out := gen.ConnectorCreate{
+		Standard:         gen.ConnectorStandard(c.Standard),
+		Format:           gen.ConnectorFormat(c.Format),
+		PowerType:        gen.PowerType(c.PowerType),
+		MaxElectricPower: c.MaxElectricPower,
+		MaxAmperage:      c.MaxAmperage,
+		MaxVoltage:       c.MaxVoltage,
+	}
+	if c.TariffIDs != nil {
+		ids := slices.Clone(c.TariffIDs)
+		out.TariffIds = &ids
+	}
+	return out
+}
+
+func (p EVSEPatch) toAPI() gen.EVSEPatch {
+	return gen.EVSEPatch{
+		Status:      (*gen.EvseStatus)(p.Status),
+		ChargeboxId: p.ChargeboxID,
+		LocationId:  p.LocationID,
 	}
 }

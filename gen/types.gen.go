@@ -247,6 +247,24 @@ func (e PowerType) Valid() bool {
 	}
 }
 
+// Defines values for StatusChangedDataSource.
+const (
+	Chargebox StatusChangedDataSource = "chargebox"
+	Operator  StatusChangedDataSource = "operator"
+)
+
+// Valid indicates whether the value is a known member of the StatusChangedDataSource enum.
+func (e StatusChangedDataSource) Valid() bool {
+	switch e {
+	case Chargebox:
+		return true
+	case Operator:
+		return true
+	default:
+		return false
+	}
+}
+
 // Connector One connector (plug or socket) of an EVSE.
 type Connector struct {
 	// DeletedAt When the connector was deleted (UTC). Absent while the connector is in service.
@@ -300,6 +318,47 @@ type Connector struct {
 	TariffIds []string `json:"tariffIds"`
 }
 
+// ConnectorCreate A connector to add to an EVSE (`POST /v2/evses/{uid}/connectors`); the service
+// assigns its `id`. The connector rules of `updateConnector` apply.
+type ConnectorCreate struct {
+	// Format Whether the connector is a socket (the driver brings a cable) or has a fixed cable. DC standards are always CABLE.
+	//
+	// Example: SOCKET
+	Format ConnectorFormat `json:"format"`
+
+	// MaxAmperage Maximum current output, in A (greater than 0, at most 3000).
+	//
+	// Example: 375
+	MaxAmperage float64 `json:"maxAmperage"`
+
+	// MaxElectricPower Maximum electric power output, in kW (greater than 0, at most 4000).
+	//
+	// Example: 150
+	MaxElectricPower float64 `json:"maxElectricPower"`
+
+	// MaxVoltage Maximum voltage output, in V (greater than 0, at most 1500).
+	//
+	// Example: 920
+	MaxVoltage float64 `json:"maxVoltage"`
+
+	// PowerType Power type of the connector.
+	//
+	// Example: AC_3_PHASE
+	PowerType PowerType `json:"powerType"`
+
+	// Standard Plug standard. DC standards: CHADEMO, IEC_62196_T1_COMBO, IEC_62196_T2_COMBO,
+	// GBT_DC. AC standards: IEC_62196_T1, IEC_62196_T2, GBT_AC.
+	//
+	//
+	// Example: IEC_62196_T2
+	Standard ConnectorStandard `json:"standard"`
+
+	// TariffIds Identifiers of the charging tariffs (default none).
+	//
+	// Example: ["DC-FAST"]
+	TariffIds *[]string `json:"tariffIds,omitempty"`
+}
+
 // ConnectorErrorCode Error code reported by the charge box (OCPP 1.6 ChargePointErrorCode).
 //
 // Example: GroundFailure
@@ -309,6 +368,52 @@ type ConnectorErrorCode string
 //
 // Example: SOCKET
 type ConnectorFormat string
+
+// ConnectorInput A connector of a new EVSE (`POST /v2/evses`): a `ConnectorCreate` with its `id`. The
+// ids of one EVSE are 1..n for n connectors.
+type ConnectorInput struct {
+	// Format Whether the connector is a socket (the driver brings a cable) or has a fixed cable. DC standards are always CABLE.
+	//
+	// Example: SOCKET
+	Format ConnectorFormat `json:"format"`
+
+	// Id Identifier of the connector within the EVSE.
+	//
+	// Example: 1
+	Id int64 `json:"id"`
+
+	// MaxAmperage Maximum current output, in A (greater than 0, at most 3000).
+	//
+	// Example: 375
+	MaxAmperage float64 `json:"maxAmperage"`
+
+	// MaxElectricPower Maximum electric power output, in kW (greater than 0, at most 4000).
+	//
+	// Example: 150
+	MaxElectricPower float64 `json:"maxElectricPower"`
+
+	// MaxVoltage Maximum voltage output, in V (greater than 0, at most 1500).
+	//
+	// Example: 920
+	MaxVoltage float64 `json:"maxVoltage"`
+
+	// PowerType Power type of the connector.
+	//
+	// Example: AC_3_PHASE
+	PowerType PowerType `json:"powerType"`
+
+	// Standard Plug standard. DC standards: CHADEMO, IEC_62196_T1_COMBO, IEC_62196_T2_COMBO,
+	// GBT_DC. AC standards: IEC_62196_T1, IEC_62196_T2, GBT_AC.
+	//
+	//
+	// Example: IEC_62196_T2
+	Standard ConnectorStandard `json:"standard"`
+
+	// TariffIds Identifiers of the charging tariffs (default none).
+	//
+	// Example: ["DC-FAST"]
+	TariffIds *[]string `json:"tariffIds,omitempty"`
+}
 
 // ConnectorPatch The connector fields to change. At least one field is required; absent fields keep
 // their value; unknown fields, `null` values and a field given twice are rejected.
@@ -365,7 +470,8 @@ type ConnectorStatus struct {
 	VendorErrorCode *string `json:"vendorErrorCode,omitempty"`
 }
 
-// ConnectorUpdatedData Payload of `evse.connector.updated`, version 1.0: the connector after a successful update.
+// ConnectorUpdatedData Payload of `evse.connector.updated`, `evse.connector.created` and
+// `evse.connector.deleted`, version 1.0: the connector after the change.
 type ConnectorUpdatedData struct {
 	// ChargeboxId Example: 501
 	ChargeboxId int64 `json:"chargeboxId"`
@@ -510,13 +616,86 @@ type EVSE struct {
 	Uid int64 `json:"uid"`
 }
 
+// EVSECreate An EVSE to create (`POST /v2/evses`); the service assigns `uid` and `lastUpdated`.
+type EVSECreate struct {
+	// ChargeboxId The charge box that holds the EVSE.
+	//
+	// Example: 601
+	ChargeboxId int64 `json:"chargeboxId"`
+
+	// Connectors The connectors, with ids 1..n, each once.
+	Connectors []ConnectorInput `json:"connectors"`
+
+	// EvseId EVSE ID in the eMI3 format (see `EVSE.evseId`); unique among all EVSEs.
+	//
+	// Example: DE*ABC*E2001*1
+	EvseId string `json:"evseId"`
+
+	// LocationId Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
+	//
+	// Example: LOC-0001
+	LocationId LocationId `json:"locationId"`
+
+	// Status Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	//
+	// | EVSE status | OCPP charge box status |
+	// |---|---|
+	// | AVAILABLE | Available |
+	// | RESERVED | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE |
+	// | OUTOFORDER | Faulted |
+	// | INOPERATIVE | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning |
+	// | REMOVED | none: set by the operator after decommissioning |
+	// | UNKNOWN | none: no status received yet |
+	//
+	//
+	// Example: AVAILABLE
+	Status *EvseStatus `json:"status,omitempty"`
+}
+
+// EVSEPatch The EVSE fields the operator changes (`PATCH /v2/evses/{uid}`). At least one field;
+// absent fields keep their value; unknown fields and `null` are rejected.
+type EVSEPatch struct {
+	// ChargeboxId The charge box that now holds the EVSE.
+	//
+	// Example: 602
+	ChargeboxId *int64 `json:"chargeboxId,omitempty"`
+
+	// LocationId Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
+	//
+	// Example: LOC-0001
+	LocationId *LocationId `json:"locationId,omitempty"`
+
+	// Status Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	//
+	// | EVSE status | OCPP charge box status |
+	// |---|---|
+	// | AVAILABLE | Available |
+	// | RESERVED | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE |
+	// | OUTOFORDER | Faulted |
+	// | INOPERATIVE | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning |
+	// | REMOVED | none: set by the operator after decommissioning |
+	// | UNKNOWN | none: no status received yet |
+	//
+	//
+	// Example: AVAILABLE
+	Status *EvseStatus `json:"status,omitempty"`
+}
+
 // Error The body of every 4xx and 5xx answer.
 type Error struct {
 	// Code Stable machine-readable error code: `invalid_parameter`, `invalid_cursor`,
 	// `invalid_body`, `invalid_connector`, `unauthorized`, `not_found`,
-	// `method_not_allowed`, `connector_deleted`, `precondition_failed`,
-	// `payload_too_large`, `unsupported_media_type`, `rate_limited`, `internal_error`,
-	// `unavailable`.
+	// `method_not_allowed`, `conflict`, `connector_deleted`, `evse_removed`,
+	// `invalid_transition`, `location_deleted`, `location_in_use`,
+	// `idempotency_key_in_use`, `precondition_failed`, `payload_too_large`,
+	// `unsupported_media_type`, `idempotency_key_reused`, `rate_limited`,
+	// `internal_error`, `unavailable`.
 	// New codes may be added; treat an unknown code by its HTTP status.
 	//
 	//
@@ -560,6 +739,32 @@ type EventType struct {
 // EventTypeList The controlled list of subscribable event types.
 type EventTypeList struct {
 	EventTypes []EventType `json:"event_types"`
+}
+
+// EvseEventData Payload of `evse.created` and `evse.removed`, version 1.0: the EVSE as the change
+// left it.
+type EvseEventData struct {
+	// ChargeboxId Example: 601
+	ChargeboxId int64 `json:"chargeboxId"`
+
+	// Evse A charging point with its connectors.
+	Evse EVSE `json:"evse"`
+
+	// EvseId Example: DE*ABC*E2001*1
+	EvseId string `json:"evseId"`
+
+	// LocationId Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
+	//
+	// Example: LOC-0001
+	LocationId *LocationId `json:"locationId,omitempty"`
+
+	// Uid Example: 2001
+	Uid int64 `json:"uid"`
+
+	// Version The EVSE's version after the change; higher is newer.
+	//
+	// Example: 1
+	Version int64 `json:"version"`
 }
 
 // EvsePage One page of EVSEs.
@@ -606,6 +811,13 @@ type EvseStatusResult struct {
 	//
 	// Example: AVAILABLE
 	PreviousStatus EvseStatus `json:"previousStatus"`
+
+	// Reason Present when the EVSE kept its status because the operator holds it (`PLANNED`,
+	// `INOPERATIVE` set by the operator); the connectors' state was still recorded.
+	//
+	//
+	// Example: EVSE 1002 is INOPERATIVE, set by the operator: its status changes only through PATCH /v2/evses/{uid}
+	Reason *string `json:"reason,omitempty"`
 
 	// Status Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
 	//
@@ -661,7 +873,12 @@ type Location struct {
 	// Example: DEU
 	Country string `json:"country"`
 
-	// EvseUids The `uid`s of the EVSEs at this location, ascending.
+	// DeletedAt When the location was deleted (UTC). Absent while it exists; a deleted location is in no list page.
+	//
+	// Example: 2026-11-20T08:00:00Z
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+
+	// EvseUids The `uid`s of the EVSEs at this location, ascending (`REMOVED` ones included).
 	//
 	// Example: [1001,1002]
 	EvseUids []int64 `json:"evseUids"`
@@ -671,7 +888,9 @@ type Location struct {
 	// Example: LOC-0001
 	Id LocationId `json:"id"`
 
-	// LastUpdated When the location last changed (UTC).
+	// LastUpdated When the location last changed (UTC): its own fields, its deletion, or the set of
+	// EVSEs it holds.
+	//
 	//
 	// Example: 2026-11-01T10:00:00Z
 	LastUpdated time.Time `json:"lastUpdated"`
@@ -696,6 +915,46 @@ type Location struct {
 //
 // Example: LOC-0001
 type LocationId = string
+
+// LocationInput A location to create or replace (`PUT /v1/locations/{id}`): the `Location` without
+// the fields the service computes. `id`, when present, must equal the path's.
+type LocationInput struct {
+	// Address Street and house number.
+	//
+	// Example: Marktplatz 1
+	Address string `json:"address"`
+
+	// City Example: Berlin
+	City string `json:"city"`
+
+	// Coordinates WGS 84 coordinates.
+	Coordinates GeoLocation `json:"coordinates"`
+
+	// Country ISO 3166-1 alpha-3 country code.
+	//
+	// Example: DEU
+	Country string `json:"country"`
+
+	// Id Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
+	//
+	// Example: LOC-0001
+	Id *LocationId `json:"id,omitempty"`
+
+	// Name Display name of the location.
+	//
+	// Example: Marktplatz Garage
+	Name string `json:"name"`
+
+	// PostalCode Postal code; leave it out where the country has none.
+	//
+	// Example: 10178
+	PostalCode *string `json:"postalCode,omitempty"`
+
+	// TimeZone IANA time zone of the location (checked against the time zone database).
+	//
+	// Example: Europe/Berlin
+	TimeZone string `json:"timeZone"`
+}
 
 // LocationPage One page of locations.
 type LocationPage struct {
@@ -731,7 +990,12 @@ type Pagination struct {
 // Example: AC_3_PHASE
 type PowerType string
 
-// StatusChangedData Payload of `evse.status.changed`, version 1.0: an EVSE status that a charge box notification changed.
+// StatusChangedData Payload of `evse.status.changed`: an EVSE status that changed. Version 1.0 has the
+// fields of a charge box notification; a change the operator made
+// (`PATCH /v2/evses/{uid}`, `DELETE /v2/evses/{uid}`) carries `ocppConnectorId` 0 and
+// `reportedAt` the time of the change there. Version 1.1 adds `source`, and the OCPP
+// fields (`ocppConnectorId`, `ocppStatus`, `errorCode`) are then present only when
+// `source` is `chargebox`.
 type StatusChangedData struct {
 	// ChargeboxId Example: 501
 	ChargeboxId int64 `json:"chargeboxId"`
@@ -749,10 +1013,10 @@ type StatusChangedData struct {
 	// Example: LOC-0001
 	LocationId *LocationId `json:"locationId,omitempty"`
 
-	// OcppConnectorId The OCPP `connectorId` of the notification (0 for the whole charge box).
+	// OcppConnectorId The OCPP `connectorId` of the notification (0 for the whole charge box, and for an operator's change in version 1.0).
 	//
 	// Example: 1
-	OcppConnectorId int `json:"ocppConnectorId"`
+	OcppConnectorId *int `json:"ocppConnectorId,omitempty"`
 
 	// OcppStatus The OCPP status the charge box reported.
 	//
@@ -777,10 +1041,15 @@ type StatusChangedData struct {
 	// Example: AVAILABLE
 	PreviousStatus EvseStatus `json:"previousStatus"`
 
-	// ReportedAt The notification's `timestamp` (UTC).
+	// ReportedAt The notification's `timestamp`, or the time of the operator's change (UTC).
 	//
 	// Example: 2026-11-22T10:00:00Z
 	ReportedAt time.Time `json:"reportedAt"`
+
+	// Source Version 1.1: who changed the status, a charge box notification or the operator.
+	//
+	// Example: chargebox
+	Source *StatusChangedDataSource `json:"source,omitempty"`
 
 	// Status Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
 	//
@@ -808,6 +1077,11 @@ type StatusChangedData struct {
 	// Example: 9
 	Version int64 `json:"version"`
 }
+
+// StatusChangedDataSource Version 1.1: who changed the status, a charge box notification or the operator.
+//
+// Example: chargebox
+type StatusChangedDataSource string
 
 // StatusNotification The fields of an OCPP 1.6 StatusNotification.req.
 type StatusNotification struct {
@@ -848,13 +1122,23 @@ type StatusNotification struct {
 
 // StatusNotificationResult What a status notification changed.
 type StatusNotificationResult struct {
-	// Applied False when the notification was older than the last one applied, and nothing changed.
+	// Applied Whether the notification's status was applied to at least one EVSE. False when it
+	// was not newer than the last one applied (then nothing changed), or when every EVSE
+	// it addresses keeps its status because the operator holds it (`PLANNED`,
+	// `INOPERATIVE` set by the operator, or `REMOVED`); `reason` then says why.
+	//
 	//
 	// Example: true
 	Applied bool `json:"applied"`
 
-	// Evses The EVSEs the notification was applied to, with their status afterwards (empty when `applied` is false).
+	// Evses The EVSEs whose connectors took the notification, with their status afterwards
+	// (empty when the notification was not newer than the last one).
 	Evses []EvseStatusResult `json:"evses"`
+
+	// Reason Present when `applied` is false; says why.
+	//
+	// Example: EVSE 1002 is PLANNED: charge box status notifications do not change it until the operator commissions it
+	Reason *string `json:"reason,omitempty"`
 }
 
 // Webhook A webhook subscription (without its secret).
@@ -1015,14 +1299,31 @@ type Cursor = string
 // EvseUid defines model for EvseUid.
 type EvseUid = int64
 
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
+// IfMatch defines model for IfMatch.
+type IfMatch = string
+
 // Limit defines model for Limit.
 type Limit = int
+
+// LocationIdPath Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
+//
+// Example: LOC-0001
+type LocationIdPath = LocationId
 
 // BadRequest The body of every 4xx and 5xx answer.
 type BadRequest = Error
 
+// Conflict The body of every 4xx and 5xx answer.
+type Conflict = Error
+
 // Forbidden The body of every 4xx and 5xx answer.
 type Forbidden = Error
+
+// IdempotencyKeyReused The body of every 4xx and 5xx answer.
+type IdempotencyKeyReused = Error
 
 // InternalError The body of every 4xx and 5xx answer.
 type InternalError = Error
@@ -1035,6 +1336,9 @@ type NotFound = Error
 
 // PayloadTooLarge The body of every 4xx and 5xx answer.
 type PayloadTooLarge = Error
+
+// PreconditionFailed The body of every 4xx and 5xx answer.
+type PreconditionFailed = Error
 
 // TooManyRequests The body of every 4xx and 5xx answer.
 type TooManyRequests = Error
@@ -1056,6 +1360,19 @@ type ListWebhooksParams struct {
 	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
 	// an integer, is rejected with 400 `invalid_parameter`.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreateWebhookParams defines parameters for CreateWebhook.
+type CreateWebhookParams struct {
+	// IdempotencyKey A key you choose (for example a UUID) that makes a retry of this `POST` safe, as the
+	// IETF draft "The Idempotency-Key HTTP Header Field" describes. The first answer to a
+	// key is kept for 24 hours per API key: a retry with the same key and the same body
+	// (byte for byte) gets the same status and body again, with `Idempotent-Replayed:
+	// true`, and creates nothing. The same key with another body or on another operation is
+	// 422 `idempotency_key_reused`; the same key while the first request is still running
+	// is 409 `idempotency_key_in_use` (retry later). Keys longer than 255 characters are
+	// 400. Answers 5xx are not kept, so such a request can be retried with its key.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
@@ -1097,6 +1414,61 @@ type ListEvsesParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// CreateEvseParams defines parameters for CreateEvse.
+type CreateEvseParams struct {
+	// IdempotencyKey A key you choose (for example a UUID) that makes a retry of this `POST` safe, as the
+	// IETF draft "The Idempotency-Key HTTP Header Field" describes. The first answer to a
+	// key is kept for 24 hours per API key: a retry with the same key and the same body
+	// (byte for byte) gets the same status and body again, with `Idempotent-Replayed:
+	// true`, and creates nothing. The same key with another body or on another operation is
+	// 422 `idempotency_key_reused`; the same key while the first request is still running
+	// is 409 `idempotency_key_in_use` (retry later). Keys longer than 255 characters are
+	// 400. Answers 5xx are not kept, so such a request can be retried with its key.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RemoveEvseParams defines parameters for RemoveEvse.
+type RemoveEvseParams struct {
+	// IfMatch An `ETag` of the EVSE as returned by a previous read or change. When present, the
+	// change is applied only if the EVSE's current `ETag` is one of the listed values (or
+	// the value is `*`); otherwise the answer is 412 and nothing changes.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// UpdateEvseParams defines parameters for UpdateEvse.
+type UpdateEvseParams struct {
+	// IfMatch An `ETag` of the EVSE as returned by a previous read or change. When present, the
+	// change is applied only if the EVSE's current `ETag` is one of the listed values (or
+	// the value is `*`); otherwise the answer is 412 and nothing changes.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// CreateConnectorParams defines parameters for CreateConnector.
+type CreateConnectorParams struct {
+	// IdempotencyKey A key you choose (for example a UUID) that makes a retry of this `POST` safe, as the
+	// IETF draft "The Idempotency-Key HTTP Header Field" describes. The first answer to a
+	// key is kept for 24 hours per API key: a retry with the same key and the same body
+	// (byte for byte) gets the same status and body again, with `Idempotent-Replayed:
+	// true`, and creates nothing. The same key with another body or on another operation is
+	// 422 `idempotency_key_reused`; the same key while the first request is still running
+	// is 409 `idempotency_key_in_use` (retry later). Keys longer than 255 characters are
+	// 400. Answers 5xx are not kept, so such a request can be retried with its key.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// IfMatch An `ETag` of the EVSE as returned by a previous read or change. When present, the
+	// change is applied only if the EVSE's current `ETag` is one of the listed values (or
+	// the value is `*`); otherwise the answer is 412 and nothing changes.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// DeleteConnectorParams defines parameters for DeleteConnector.
+type DeleteConnectorParams struct {
+	// IfMatch An `ETag` of the EVSE as returned by a previous read or change. When present, the
+	// change is applied only if the EVSE's current `ETag` is one of the listed values (or
+	// the value is `*`); otherwise the answer is 412 and nothing changes.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // UpdateConnectorParams defines parameters for UpdateConnector.
 type UpdateConnectorParams struct {
 	// IfMatch An `ETag` of the EVSE as returned by a previous read or update. When present,
@@ -1125,6 +1497,18 @@ type UpdateWebhookJSONRequestBody = WebhookPatch
 
 // IngestStatusNotificationJSONRequestBody defines body for IngestStatusNotification for application/json ContentType.
 type IngestStatusNotificationJSONRequestBody = StatusNotification
+
+// PutLocationJSONRequestBody defines body for PutLocation for application/json ContentType.
+type PutLocationJSONRequestBody = LocationInput
+
+// CreateEvseJSONRequestBody defines body for CreateEvse for application/json ContentType.
+type CreateEvseJSONRequestBody = EVSECreate
+
+// UpdateEvseJSONRequestBody defines body for UpdateEvse for application/json ContentType.
+type UpdateEvseJSONRequestBody = EVSEPatch
+
+// CreateConnectorJSONRequestBody defines body for CreateConnector for application/json ContentType.
+type CreateConnectorJSONRequestBody = ConnectorCreate
 
 // UpdateConnectorJSONRequestBody defines body for UpdateConnector for application/json ContentType.
 type UpdateConnectorJSONRequestBody = ConnectorPatch
@@ -1174,6 +1558,58 @@ func (t *WebhookEvent_Data) FromStatusChangedData(v StatusChangedData) error {
 
 // MergeStatusChangedData performs a merge with any union data inside the WebhookEvent_Data, using the provided StatusChangedData
 func (t *WebhookEvent_Data) MergeStatusChangedData(v StatusChangedData) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEvseEventData returns the union data inside the WebhookEvent_Data as a EvseEventData
+func (t WebhookEvent_Data) AsEvseEventData() (EvseEventData, error) {
+	var body EvseEventData
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEvseEventData overwrites any union data inside the WebhookEvent_Data as the provided EvseEventData
+func (t *WebhookEvent_Data) FromEvseEventData(v EvseEventData) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeEvseEventData performs a merge with any union data inside the WebhookEvent_Data, using the provided EvseEventData
+func (t *WebhookEvent_Data) MergeEvseEventData(v EvseEventData) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLocation returns the union data inside the WebhookEvent_Data as a Location
+func (t WebhookEvent_Data) AsLocation() (Location, error) {
+	var body Location
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLocation overwrites any union data inside the WebhookEvent_Data as the provided Location
+func (t *WebhookEvent_Data) FromLocation(v Location) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLocation performs a merge with any union data inside the WebhookEvent_Data, using the provided Location
+func (t *WebhookEvent_Data) MergeLocation(v Location) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/chargenet/chargenet"
 	"github.com/jackc/pgx/v5"
@@ -52,7 +53,7 @@ func (s *Store) fetchLocationDocs(ctx context.Context, seeks []chargenet.Seek[st
 	out := make(map[chargenet.Seek[string]][]chargenet.LocationDoc, len(seeks))
 	var b pgx.Batch
 	for _, seek := range seeks {
-		query, args := seekQuery(selectLocationDocs, `l.id COLLATE "C"`, seek)
+		query, args := filteredSeek(selectLocationDocs, "l.deleted_at IS NULL", `l.id COLLATE "C"`, nil, seek)
 		b.Queue(query, args...).Query(func(rows pgx.Rows) error {
 			page := make([]chargenet.LocationDoc, 0, min(seek.Limit, 1000))
 			for rows.Next() {
@@ -98,7 +99,8 @@ func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 	return doc, e.Version, s.wrap("evse doc", err)
 }
 
-// ListLocationDocs reads one keyset slice of locations (see ListLocations) as their
+// ListLocationDocs reads one keyset slice of the locations that are not deleted (see
+// ListLocations) as their
 // stored contract JSON (chargenet.LocationJSON), in one statement, without decoding
 // them. Concurrent calls are gathered into one round trip, identical ones read once
 // (see readGroup). A location whose JSON is missing is read and encoded instead. Errors
@@ -109,7 +111,7 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 	if seek.Limit <= 0 {
 		return []chargenet.LocationDoc{}, nil
 	}
-	shared, _, err := s.locationDocs.get(ctx, seek)
+	shared, _, err := s.locationDocs.get(ctx, withoutNUL(seek))
 	if err != nil {
 		return nil, s.wrap(op, err)
 	}
@@ -130,6 +132,21 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 		out = []chargenet.LocationDoc{}
 	}
 	return out, nil
+}
+
+// withoutNUL returns seek with a key PostgreSQL can take (text holds no NUL) that selects
+// the same ids: ids hold no NUL, so for a key p+"\x00"+rest, an id is after the key
+// exactly when it is after p, and before it exactly when it is before p+"\x01".
+func withoutNUL(seek chargenet.Seek[string]) chargenet.Seek[string] {
+	i := strings.IndexByte(seek.Key, 0)
+	if !seek.HasKey || i < 0 {
+		return seek
+	}
+	seek.Key = seek.Key[:i]
+	if seek.Backward {
+		seek.Key += "\x01"
+	}
+	return seek
 }
 
 var (

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +14,7 @@ import (
 )
 
 const (
-	evseColumns      = `uid, evse_id, chargebox_id, location_id, status, last_updated, version`
+	evseColumns      = `uid, evse_id, chargebox_id, location_id, status, last_updated, version, operator_hold`
 	connectorColumns = `evse_uid, id, standard, format, power_type, max_electric_power, max_amperage, max_voltage, ` +
 		`tariff_ids, error_code, error_info, error_vendor_code, deleted_at`
 
@@ -21,7 +22,7 @@ const (
 	// connector, connector columns NULL if it has none) in one statement, so in one
 	// snapshot: the Version always describes the connectors read with it.
 	evseWithConnectorsQuery = `SELECT e.uid, e.evse_id, e.chargebox_id, e.location_id, e.status, e.last_updated, e.version, ` +
-		`c.evse_uid, c.id, c.standard, c.format, c.power_type, c.max_electric_power, c.max_amperage, c.max_voltage, ` +
+		`e.operator_hold, c.evse_uid, c.id, c.standard, c.format, c.power_type, c.max_electric_power, c.max_amperage, c.max_voltage, ` +
 		`c.tariff_ids, c.error_code, c.error_info, c.error_vendor_code, c.deleted_at ` +
 		`FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid WHERE e.uid = $1 ORDER BY c.id`
 
@@ -39,7 +40,8 @@ type evseRow struct {
 }
 
 func (r *evseRow) dest() []any {
-	return []any{&r.e.UID, &r.e.EvseID, &r.e.ChargeboxID, &r.locationID, &r.e.Status, &r.e.LastUpdated, &r.e.Version}
+	return []any{&r.e.UID, &r.e.EvseID, &r.e.ChargeboxID, &r.locationID, &r.e.Status, &r.e.LastUpdated, &r.e.Version,
+		&r.e.OperatorHold}
 }
 
 // evse returns the EVSE read, without connectors (an empty slice).
@@ -99,11 +101,11 @@ func evseNotFound(uid int64) error {
 	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "uid", "EVSE with uid %d not found", uid)
 }
 
-// EVSE returns the EVSE with all its connectors (ascending id, deleted ones included),
-// read in one statement. If there is no EVSE with this uid it returns an ErrNotFound
-// *chargenet.Error with Code not_found, Param "uid" and Message "EVSE with uid <uid>
-// not found". Other errors are wrapped driver errors, wrapping chargenet.ErrUnavailable
-// if the database cannot be reached.
+// EVSE returns the EVSE with all its connectors (ascending id, deleted ones included)
+// and its operator hold, read in one statement. If there is no EVSE with this uid it
+// returns an ErrNotFound *chargenet.Error with Code not_found, Param "uid" and Message
+// "EVSE with uid <uid> not found". Other errors are wrapped driver errors, wrapping
+// chargenet.ErrUnavailable if the database cannot be reached.
 func (s *Store) EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error) {
 	rows, err := s.pool.Query(ctx, evseWithConnectorsQuery, uid)
 	if err != nil {
@@ -232,6 +234,25 @@ func loadConnectors(ctx context.Context, q interface {
 		e.Connectors = append(e.Connectors, c)
 	}
 	return rows.Err()
+}
+
+// lockEVSE locks the row of EVSE uid (SELECT ... FOR UPDATE) and returns the EVSE with
+// its connectors (ascending id) and operator hold; evseNotFound if there is none.
+func lockEVSE(ctx context.Context, tx pgx.Tx, uid int64) (chargenet.EVSE, error) {
+	var er evseRow
+	err := tx.QueryRow(ctx, `SELECT `+evseColumns+` FROM evses WHERE uid = $1 FOR UPDATE`, uid).Scan(er.dest()...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return chargenet.EVSE{}, evseNotFound(uid)
+	}
+	if err != nil {
+		return chargenet.EVSE{}, err
+	}
+	// Read after the lock is held: the connectors as the previous writer left them.
+	evses := []chargenet.EVSE{er.evse()}
+	if err := loadConnectors(ctx, tx, evses); err != nil {
+		return chargenet.EVSE{}, err
+	}
+	return evses[0], nil
 }
 
 // UpdateConnector applies patch to connector connectorID of EVSE uid and returns the

@@ -16,7 +16,8 @@ import (
 //
 // It first checks every identifier against the database in one round trip, then
 // streams the rows with COPY, so that a million records take seconds. Imports run one
-// at a time (an advisory lock), so the check holds until the commit. Import's
+// at a time, and not beside CreateEVSE (an advisory lock), so the check holds until the
+// commit. Import's
 // statements have no statement_timeout; ctx bounds them.
 //
 // Errors, each naming the record by list and index: the ErrInvalid *chargenet.Error of
@@ -32,7 +33,7 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 	if err := inv.Validate(); err != nil {
 		return err
 	}
-	err := s.lockedTx(ctx, importLock, func(tx pgx.Tx) error {
+	err := s.lockedTx(ctx, inventoryLock, func(tx pgx.Tx) error {
 		if err := checkImport(ctx, tx, inv); err != nil {
 			return err
 		}
@@ -42,7 +43,8 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 }
 
 // checkImport returns the error of the first record of inv whose identifier exists in
-// the database already, or whose location exists neither in inv nor in the database.
+// the database already, or whose location exists neither in inv nor in the database, or
+// is deleted.
 func checkImport(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) error {
 	n := len(inv.EVSEs)
 	if len(inv.Locations) == 0 && n == 0 {
@@ -69,7 +71,7 @@ func checkImport(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) error
 
 	// Each query returns the lowest 0-based index of a record that fails, or NULL.
 	var b pgx.Batch
-	var locTaken, uidTaken, evseIDTaken, locMissing pgtype.Int8
+	var locTaken, uidTaken, evseIDTaken, locMissing, locDeleted pgtype.Int8
 	b.Queue(`SELECT min(u.i) - 1 FROM unnest($1::text[]) WITH ORDINALITY AS u(id, i) JOIN locations l ON l.id = u.id`,
 		locIDs).QueryRow(func(r pgx.Row) error { return r.Scan(&locTaken) })
 	b.Queue(`SELECT min(u.i) - 1 FROM unnest($1::bigint[]) WITH ORDINALITY AS u(uid, i) JOIN evses e ON e.uid = u.uid`,
@@ -79,6 +81,9 @@ func checkImport(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) error
 	b.Queue(`SELECT min(u.i) FROM unnest($1::text[], $2::bigint[]) AS u(id, i) `+
 		`WHERE NOT EXISTS (SELECT 1 FROM locations l WHERE l.id = u.id)`,
 		refs, refAt).QueryRow(func(r pgx.Row) error { return r.Scan(&locMissing) })
+	b.Queue(`SELECT min(u.i) FROM unnest($1::text[], $2::bigint[]) AS u(id, i) `+
+		`WHERE EXISTS (SELECT 1 FROM locations l WHERE l.id = u.id AND l.deleted_at IS NOT NULL)`,
+		refs, refAt).QueryRow(func(r pgx.Row) error { return r.Scan(&locDeleted) })
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return err
 	}
@@ -89,7 +94,7 @@ func checkImport(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) error
 			"locations[%d].id: location %q already exists", i, locIDs[i])
 	}
 	first := int64(n)
-	for _, v := range []pgtype.Int8{uidTaken, evseIDTaken, locMissing} {
+	for _, v := range []pgtype.Int8{uidTaken, evseIDTaken, locMissing, locDeleted} {
 		if v.Valid {
 			first = min(first, v.Int64)
 		}
@@ -104,6 +109,9 @@ func checkImport(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) error
 	case locMissing.Valid && locMissing.Int64 == i:
 		return chargenet.Errorf(chargenet.ErrInvalid, chargenet.CodeInvalidBody, fmt.Sprintf("evses[%d].locationId", i),
 			"evses[%d].locationId: location %q exists neither in the import nor in the database", i, inv.EVSEs[i].LocationID)
+	case locDeleted.Valid && locDeleted.Int64 == i:
+		return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeLocationDeleted, fmt.Sprintf("evses[%d].locationId", i),
+			"evses[%d].locationId: location %q was deleted", i, inv.EVSEs[i].LocationID)
 	}
 	return nil
 }

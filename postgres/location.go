@@ -6,30 +6,43 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// selectLocations selects locations with the uids of their EVSEs, gathered in the same
-// statement (an index-only scan of evses_location_uid per location), so in one snapshot.
+// selectLocations selects locations with the uids of their EVSEs (REMOVED ones
+// included), gathered in the same statement (an index-only scan of evses_location_uid
+// per location), so in one snapshot.
 const selectLocations = `SELECT l.id, l.name, l.address, l.city, l.postal_code, l.country, l.latitude, l.longitude, ` +
-	`l.time_zone, l.last_updated, ARRAY(SELECT e.uid FROM evses e WHERE e.location_id = l.id ORDER BY e.uid) ` +
+	`l.time_zone, l.last_updated, l.deleted_at, ` +
+	`ARRAY(SELECT e.uid FROM evses e WHERE e.location_id = l.id ORDER BY e.uid) ` +
 	`FROM locations l`
 
 // scanLocation reads one row of selectLocations.
 func scanLocation(row pgx.CollectableRow) (chargenet.Location, error) {
 	var l chargenet.Location
+	var deleted pgtype.Timestamptz
 	err := row.Scan(&l.ID, &l.Name, &l.Address, &l.City, &l.PostalCode, &l.Country, &l.Latitude, &l.Longitude,
-		&l.TimeZone, &l.LastUpdated, &l.EvseUIDs)
+		&l.TimeZone, &l.LastUpdated, &deleted, &l.EvseUIDs)
 	l.LastUpdated = l.LastUpdated.UTC()
+	if deleted.Valid {
+		at := deleted.Time.UTC()
+		l.DeletedAt = &at
+	}
 	if l.EvseUIDs == nil {
 		l.EvseUIDs = []int64{}
 	}
 	return l, err
 }
 
-// Location returns the location with the uids of its EVSEs (ascending; empty, not nil,
-// when it has none), read in one statement. If there is no location with this id it
-// returns an ErrNotFound *chargenet.Error with Code not_found, Param "id" and Message
-// `location with id "<id>" not found`. Other errors are wrapped driver errors, wrapping
+func locationNotFound(id string) error {
+	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "id", "location with id %q not found", id)
+}
+
+// Location returns the location with the uids of its EVSEs (ascending, REMOVED ones
+// included; empty, not nil, when it has none), read in one statement; a deleted location
+// too, with its DeletedAt. If there is no location with this id it returns an
+// ErrNotFound *chargenet.Error with Code not_found, Param "id" and Message `location
+// with id "<id>" not found`. Other errors are wrapped driver errors, wrapping
 // chargenet.ErrUnavailable if the database cannot be reached.
 func (s *Store) Location(ctx context.Context, id string) (*chargenet.Location, error) {
 	rows, err := s.pool.Query(ctx, selectLocations+` WHERE l.id = $1`, id)
@@ -38,7 +51,7 @@ func (s *Store) Location(ctx context.Context, id string) (*chargenet.Location, e
 	}
 	l, err := pgx.CollectExactlyOneRow(rows, scanLocation)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "id", "location with id %q not found", id)
+		return nil, locationNotFound(id)
 	}
 	if err != nil {
 		return nil, s.wrap("location", err)
@@ -46,16 +59,17 @@ func (s *Store) Location(ctx context.Context, id string) (*chargenet.Location, e
 	return &l, nil
 }
 
-// ListLocations reads one keyset slice of locations with their EVSE uids, in one
-// statement (see chargenet.Seek): ascending ids after seek.Key, or descending ids before
-// it when seek.Backward. Ids compare byte by byte (the column's collation is "C"). The
+// ListLocations reads one keyset slice of the locations that are not deleted, with their
+// EVSE uids, in one statement (see chargenet.Seek): ascending ids after seek.Key, or
+// descending ids before it when seek.Backward. Ids compare byte by byte (the column's
+// collation is "C"). The
 // result is empty, not nil, past the end. Errors are wrapped driver or context errors,
 // wrapping chargenet.ErrUnavailable if the database cannot be reached.
 func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.Location, error) {
 	if seek.Limit <= 0 {
 		return []chargenet.Location{}, nil
 	}
-	query, args := seekQuery(selectLocations, `l.id COLLATE "C"`, seek)
+	query, args := filteredSeek(selectLocations, "l.deleted_at IS NULL", `l.id COLLATE "C"`, nil, seek)
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, s.wrap("list locations", err)

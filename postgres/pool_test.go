@@ -3,6 +3,7 @@ package postgres
 import (
 	"testing"
 
+	"github.com/chargenet/chargenet"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,4 +30,14 @@ func TestPoolSize(t *testing.T) {
 		})
 	}
 	assert.GreaterOrEqual(t, DefaultMaxConns(), int32(8))
+}
+
+// TestWithoutNUL checks the keys PostgreSQL is given for seeks whose key holds a NUL.
+func TestWithoutNUL(t *testing.T) {
+	type seek = chargenet.Seek[string]
+	assert.Equal(t, seek{Key: "LOC-1", HasKey: true, Limit: 3}, withoutNUL(seek{Key: "LOC-1\x00zz", HasKey: true, Limit: 3}))
+	assert.Equal(t, seek{Key: "LOC-1\x01", HasKey: true, Backward: true, Limit: 1},
+		withoutNUL(seek{Key: "LOC-1\x00", HasKey: true, Backward: true, Limit: 1}))
+	assert.Equal(t, seek{Key: "LOC-1", HasKey: true}, withoutNUL(seek{Key: "LOC-1", HasKey: true}))
+	assert.Equal(t, seek{Limit: 2}, withoutNUL(seek{Limit: 2}))
 }

@@ -68,10 +68,11 @@ const (
 	keepAliveCount    = 3
 )
 
-// Advisory lock keys (pg_advisory_xact_lock), per database.
+// Advisory lock keys (pg_advisory_xact_lock), per database. inventoryLock makes Import
+// and CreateEVSE, which both add EVSEs with the uids they choose, take turns.
 const (
 	migrationLock int64 = 0x6367_6e74_6d69_6772 // "cgntmigr"
-	importLock    int64 = 0x6367_6e74_696d_7074 // "cgntimpt"
+	inventoryLock int64 = 0x6367_6e74_696d_7074 // "cgntimpt"
 )
 
 // Options tunes the connection pool. A zero field keeps what the URL says (pool_max_conns,

@@ -542,7 +542,7 @@ func benchStore(b *testing.B, subscribed bool) *postgres.Store {
 	require.NoError(b, s.Import(b.Context(), chargenet.DemoInventory(time.Now())))
 	if subscribed {
 		w := storetest.NewWebhook("bench", time.Now(), chargenet.EventConnectorUpdated)
-		require.NoError(b, s.CreateWebhook(b.Context(), &w))
+		require.NoError(b, s.CreateWebhook(b.Context(), &w, nil))
 	}
 	b.ResetTimer()
 	return s

@@ -185,12 +185,18 @@ func insertSubscriptions(ctx context.Context, tx pgx.Tx, id string, subs []charg
 	return nil
 }
 
-// CreateWebhook stores w with its subscriptions in one transaction; times are stored
-// in UTC to the microsecond. An ID already taken is an ErrConflict *chargenet.Error
-// with Param "id"; other errors are wrapped driver errors, wrapping
-// chargenet.ErrUnavailable if the database cannot be reached.
-func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook) error {
+// CreateWebhook stores w with its subscriptions in one transaction, with idem's answer
+// (made of w as stored, kept as of w.CreatedAt) when idem is not nil; times are stored
+// in UTC to the microsecond. Errors: chargenet.IdempotencyKeyInUse when idem's key has
+// an unexpired answer (checked first); an ErrConflict *chargenet.Error with Param "id"
+// for an ID already taken; an error of idem.Answer, unchanged; other errors are wrapped
+// driver errors, wrapping chargenet.ErrUnavailable if the database cannot be reached.
+// Nothing is written when an error is returned.
+func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook, idem *chargenet.Idempotency) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := claimKey(ctx, tx, idem, w.CreatedAt); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `INSERT INTO webhooks (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) `+
 			`ON CONFLICT (id) DO NOTHING`,
 			w.ID, w.Owner, w.URL, w.Description, w.Enabled, w.DisabledReason, w.Secret, w.PreviousSecret,
@@ -201,7 +207,17 @@ func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook) error {
 		if tag.RowsAffected() == 0 {
 			return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, "id", "a webhook with id %s already exists", w.ID)
 		}
-		return insertSubscriptions(ctx, tx, w.ID, w.Subscriptions)
+		if err := insertSubscriptions(ctx, tx, w.ID, w.Subscriptions); err != nil {
+			return err
+		}
+		if idem == nil {
+			return nil
+		}
+		stored, err := webhookIn(ctx, tx, w.Owner, w.ID, false)
+		if err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, idem, stored, w.CreatedAt)
 	})
 	return s.wrap("create webhook", err)
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
-	"github.com/chargenet/chargenet/postgres"
 	"github.com/chargenet/chargenet/storetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,15 +14,8 @@ import (
 // TestClaimDeliveriesConcurrent claims from two stores on one database (two replicas)
 // in several goroutines at once: every delivery is leased exactly once.
 func TestClaimDeliveriesConcurrent(t *testing.T) {
-	u := NewSchemaURL(t)
 	ctx := t.Context()
-	var stores [2]*postgres.Store
-	for i := range stores {
-		s, err := postgres.Open(ctx, u, postgres.Options{MaxConns: 8})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = s.Close() })
-		stores[i] = s
-	}
+	stores := openReplicas(t)
 	s := stores[0]
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	require.NoError(t, s.Import(ctx, &chargenet.Inventory{EVSEs: []chargenet.EVSE{{
@@ -34,7 +26,7 @@ func TestClaimDeliveriesConcurrent(t *testing.T) {
 		}},
 	}}}))
 	w := storetest.NewWebhook("p", now, chargenet.EventConnectorUpdated)
-	require.NoError(t, s.CreateWebhook(ctx, &w))
+	require.NoError(t, s.CreateWebhook(ctx, &w, nil))
 	const events = 60
 	for i := range events {
 		p := float64(10 + i%10)

@@ -149,6 +149,7 @@ func hostileCorpus(t *testing.T, evseCursor string) []hostile {
 	foreign := page.Next
 
 	patch := "/v2/evses/1002/connectors/1"
+	evses := "/v2/evses"
 	hooks, ingest := "/emsp/v1/webhooks", "/internal/v1/chargeboxes/501/status-notifications"
 	sub := `{"type": "evse.status.changed"}`
 	ok := []byte(`{"maxVoltage": 500}`)
@@ -158,7 +159,8 @@ func hostileCorpus(t *testing.T, evseCursor string) []hostile {
 	huge := append(append([]byte(`{"maxVoltage": 500, "pad": "`), bytes.Repeat([]byte("x"), 10<<20)...), `"}`...)
 	return []hostile{
 		// methods
-		{name: "DELETE an EVSE", method: "DELETE", path: "/v2/evses/1001", status: 405},
+		{name: "PUT an EVSE", method: "PUT", path: "/v2/evses/1001", body: ok, status: 405},
+		{name: "DELETE the EVSE list", method: "DELETE", path: "/v2/evses", status: 405},
 		{name: "PUT the locations", method: "PUT", path: "/v1/locations", body: ok, status: 405},
 		{name: "POST a connector", method: "POST", path: patch, body: ok, status: 405},
 		{name: "TRACE", method: "TRACE", path: "/v2/evses/1001", status: 405},
@@ -240,10 +242,65 @@ func hostileCorpus(t *testing.T, evseCursor string) []hostile {
 		{name: "webhook unknown", method: "DELETE", path: hooks + "/wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z", status: 404},
 		{name: "webhook patch unknown", method: "PATCH", path: hooks + "/wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z", body: []byte(`{"enabled": true}`), status: 404},
 		{name: "deliveries with an EVSE cursor", method: "GET", path: hooks + "/wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z/deliveries?cursor=" + evseCursor, status: 400},
+		// the inventory's life: nothing refused may create, change or remove anything
+		{name: "EVSE create unknown field", method: "POST", path: evses, body: evseBody(`"color": "red", `), status: 400},
+		{name: "EVSE create with uid", method: "POST", path: evses, body: evseBody(`"uid": 1001, `), status: 400},
+		{name: "EVSE create REMOVED", method: "POST", path: evses, body: evseBody(`"status": "REMOVED", `), status: 400},
+		{name: "EVSE create missing location", method: "POST", path: evses, body: []byte(strings.Replace(string(evseBody("")), "LOC-0001", "NOWHERE", 1)), status: 400},
+		{name: "EVSE create taken evseId", method: "POST", path: evses, body: []byte(strings.Replace(string(evseBody("")), "E7777", "E1001*1", 1)), status: 409},
+		{name: "EVSE create bad evseId", method: "POST", path: evses, body: []byte(strings.Replace(string(evseBody("")), "DE*CNT*E7777", "'; DROP TABLE evses;--", 1)), status: 400},
+		{name: "EVSE create 25 connectors", method: "POST", path: evses, body: evseWith(25), status: 400},
+		{name: "EVSE create no connector", method: "POST", path: evses, body: evseWith(0), status: 400},
+		{name: "EVSE create NUL tariff", method: "POST", path: evses, body: []byte(strings.Replace(string(evseBody("")), `"tariffIds": []`, `"tariffIds": ["a\u0000b"]`, 1)), status: 400},
+		{name: "EVSE create duplicate connector ids", method: "POST", path: evses, body: []byte(strings.Replace(string(evseWith(2)), `"id": 2`, `"id": 1`, 1)), status: 400},
+		{name: "EVSE create key over 255", method: "POST", path: evses, body: evseBody(""), header: []string{"Idempotency-Key", strings.Repeat("k", 256)}, status: 400},
+		{name: "EVSE patch empty", method: "PATCH", path: "/v2/evses/1001", body: []byte(`{}`), status: 400},
+		{name: "EVSE patch null status", method: "PATCH", path: "/v2/evses/1001", body: []byte(`{"status": null}`), status: 400},
+		{name: "EVSE patch back to PLANNED", method: "PATCH", path: "/v2/evses/1001", body: []byte(`{"status": "PLANNED"}`), status: 409},
+		{name: "EVSE patch to CHARGING", method: "PATCH", path: "/v2/evses/1001", body: []byte(`{"status": "CHARGING"}`), status: 409},
+		{name: "EVSE patch missing location", method: "PATCH", path: "/v2/evses/1001", body: []byte(`{"locationId": "NOWHERE"}`), status: 400},
+		{name: "EVSE patch stale If-Match", method: "PATCH", path: "/v2/evses/1001", body: []byte(`{"status": "INOPERATIVE"}`), header: []string{"If-Match", `"0"`}, status: 412},
+		{name: "EVSE remove stale If-Match", method: "DELETE", path: "/v2/evses/1001", header: []string{"If-Match", `"0"`}, status: 412},
+		{name: "EVSE remove unknown", method: "DELETE", path: "/v2/evses/999999", status: 404},
+		{name: "connector add DC on AC", method: "POST", path: "/v2/evses/1001/connectors", body: []byte(`{"standard": "CHADEMO", "format": "CABLE", "powerType": "AC_3_PHASE", "maxElectricPower": 50, "maxAmperage": 125, "maxVoltage": 500}`), status: 400},
+		{name: "connector add with id", method: "POST", path: "/v2/evses/1001/connectors", body: []byte(`{"id": 9, "standard": "IEC_62196_T2", "format": "SOCKET", "powerType": "AC_3_PHASE", "maxElectricPower": 22, "maxAmperage": 32, "maxVoltage": 400}`), status: 400},
+		{name: "connector delete unknown", method: "DELETE", path: "/v2/evses/1001/connectors/99", status: 404},
+		{name: "connector delete stale If-Match", method: "DELETE", path: "/v2/evses/1001/connectors/1", header: []string{"If-Match", `"0"`}, status: 412},
+		{name: "location delete in use", method: "DELETE", path: "/v1/locations/LOC-0001", status: 409},
+		{name: "location delete unknown", method: "DELETE", path: "/v1/locations/NOWHERE", status: 404},
+		{name: "location put id mismatch", method: "PUT", path: "/v1/locations/LOC-0001", body: locationBody(`"id": "LOC-0002", `), status: 400},
+		{name: "location put evseUids", method: "PUT", path: "/v1/locations/LOC-0001", body: locationBody(`"evseUids": [1], `), status: 400},
+		{name: "location put NUL name", method: "PUT", path: "/v1/locations/LOC-0001", body: []byte(strings.Replace(string(locationBody("")), "Hafen", "Ha\u0000fen", 1)), status: 400},
+		{name: "location put unknown zone", method: "PUT", path: "/v1/locations/LOC-0001", body: []byte(strings.Replace(string(locationBody("")), "Europe/Berlin", "../../etc/localtime", 1)), status: 400},
+		{name: "location put latitude 91", method: "PUT", path: "/v1/locations/LOC-0001", body: []byte(strings.Replace(string(locationBody("")), "53.5", "91", 1)), status: 400},
+		{name: "location put bad id", method: "PUT", path: "/v1/locations/%27%20OR%201=1--", body: locationBody(""), status: 400},
 		// ingestion takes only ingest keys
 		{name: "status notification with a partner key", method: "POST", path: ingest, body: []byte(`{"connectorId": 1, "status": "Faulted", "errorCode": "GroundFailure"}`), status: 403},
 		{name: "status notification without key", method: "POST", path: ingest, body: []byte(`{"connectorId": 1, "status": "Faulted", "errorCode": "GroundFailure"}`), noKey: true, status: 403},
 	}
+}
+
+// evseBody is a valid EVSE creation body with extra fields inserted first.
+func evseBody(extra string) []byte {
+	return []byte(`{` + extra + `"evseId": "DE*CNT*E7777", "chargeboxId": 950, "locationId": "LOC-0001", "connectors": [{"id": 1, ` +
+		`"standard": "IEC_62196_T2", "format": "SOCKET", "powerType": "AC_3_PHASE", "maxElectricPower": 22, "maxAmperage": 32, ` +
+		`"maxVoltage": 400, "tariffIds": []}]}`)
+}
+
+// evseWith is an EVSE creation body with n connectors, ids 1..n.
+func evseWith(n int) []byte {
+	cs := make([]string, n)
+	for i := range cs {
+		cs[i] = fmt.Sprintf(`{"id": %d, "standard": "IEC_62196_T2", "format": "SOCKET", "powerType": "AC_3_PHASE", `+
+			`"maxElectricPower": 22, "maxAmperage": 32, "maxVoltage": 400}`, i+1)
+	}
+	return []byte(`{"evseId": "DE*CNT*E7778", "chargeboxId": 950, "locationId": "LOC-0001", "connectors": [` + strings.Join(cs, ", ") + `]}`)
+}
+
+// locationBody is a valid location body with extra fields inserted first.
+func locationBody(extra string) []byte {
+	return []byte(`{` + extra + `"name": "Hafen", "address": "Kai 7", "city": "Hamburg", "country": "DEU", ` +
+		`"coordinates": {"latitude": 53.5, "longitude": 9.9}, "timeZone": "Europe/Berlin"}`)
 }
 
 // hook is a webhook creation body.

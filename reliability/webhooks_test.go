@@ -31,9 +31,11 @@ type receipt struct {
 	EventTime  string  `json:"eventTime"`
 	Status     int     `json:"status"` // -1: held open
 	Data       struct {
-		UID     int64  `json:"uid"`
-		Version int64  `json:"version"`
-		Status  string `json:"status"`
+		UID        int64  `json:"uid"`
+		Version    int64  `json:"version"`
+		Status     string `json:"status"`
+		LocationID string `json:"id"` // location events
+		Source     string `json:"source"`
 	} `json:"data"`
 }
 

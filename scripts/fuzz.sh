@@ -18,6 +18,7 @@ targets=(
 	"./server:FuzzImport"
 	"./server:FuzzStatusNotification"
 	"./server:FuzzWebhookCreate"
+	"./server:FuzzInventoryWrite"
 )
 summary=()
 # corpus_files lists the inputs saved for a target (a finding writes a new one).

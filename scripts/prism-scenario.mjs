@@ -8,8 +8,14 @@
 // Every exchange checks: the expected status, no `sl-violations` header (Prism lists every
 // request or response violation there; with --errors an Error-level one also turns the
 // answer into a 500 VIOLATIONS problem), that the answer came from the service and not
-// from Prism itself, X-Request-Id, and for errors the documented Error body (code, param,
+// from Prism itself, X-Request-Id, the X-RateLimit-* headers on every answer of a contract
+// operation to an accepted key, and for errors the documented Error body (code, param,
 // message, requestId equal to X-Request-Id).
+//
+// Coverage: the operations are read from openapi/openapi.yaml; each must be seen through
+// Prism with at least one success and one error answer.
+
+import { readFileSync } from "node:fs";
 
 const env = (name) => {
   const v = process.env[name];
@@ -56,7 +62,8 @@ function summarize(header) {
  * (operationId, for the coverage report), method, path, body (object, or string sent
  * as is), headers, auth (false: no Authorization; a string: that header value), status
  * (expected), code and param (expected Error body), prism (true: the answer is expected
- * from Prism itself, not from the service). Returns {status, headers, body}.
+ * from Prism itself, not from the service), rateLimit (false: the service answers before
+ * it authenticates the key, so no X-RateLimit-* headers). Returns {status, headers, body}.
  */
 async function call(what, opts) {
   const { via = STRICT, method = "GET", path, body, status, code, param, op } = opts;
@@ -97,6 +104,11 @@ async function call(what, opts) {
   if (!opts.prism && !prismType) {
     const rid = res.headers.get("x-request-id");
     if (!rid) problems.push("no X-Request-Id header");
+    if (op && status !== 403 && status !== 401 && opts.rateLimit !== false) {
+      for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]) {
+        if (!/^[0-9]+$/.test(res.headers.get(h) ?? "")) problems.push(`${h} is ${JSON.stringify(res.headers.get(h))}, want a non-negative integer`);
+      }
+    }
     if (status >= 400 && !prismType) {
       if (!json || typeof json !== "object") problems.push(`error body is not JSON: ${text.slice(0, 200)}`);
       else {
@@ -155,6 +167,119 @@ async function walk(op, path, limit, idOf, expected) {
   return pages;
 }
 
+/** lifecycle covers the operations that create, change and remove locations, EVSEs and connectors. */
+async function lifecycle() {
+  const L = LENIENT;
+  const id = "LOC-PRISM-1";
+  const lp = `/v1/locations/${id}`;
+  const input = {
+    name: "Prism Depot", address: "Hafenstraße 1", city: "Hamburg", postalCode: "20457", country: "DEU",
+    coordinates: { latitude: 53.5413, longitude: 9.9842 }, timeZone: "Europe/Berlin",
+  };
+  console.log("locations: create, replace, refuse (strict and lenient proxies)");
+  const put = await call("PUT a new location", { op: "putLocation", method: "PUT", path: lp, body: input, status: 201 });
+  if (put.headers.get("location") !== lp) fail("PUT Location header", `${put.headers.get("location")}, want ${lp}`);
+  await call("PUT the same location again", { op: "putLocation", method: "PUT", path: lp, body: { ...input, id }, status: 200 });
+  await call("PUT a changed location", { op: "putLocation", method: "PUT", path: lp, body: { ...input, name: "Prism Depot Nord" }, status: 200 });
+  await call("PUT with another id in the body", { op: "putLocation", method: "PUT", path: lp, body: { ...input, id: "LOC-OTHER" }, status: 400, code: "invalid_body", param: "id" });
+  await call("PUT an unknown time zone", { op: "putLocation", method: "PUT", path: lp, body: { ...input, timeZone: "Mars/Olympus_Mons" }, status: 400, code: "invalid_body", param: "timeZone" });
+  await call("PUT without a name", { via: L, op: "putLocation", method: "PUT", path: lp, body: { ...input, name: undefined }, status: 400, code: "invalid_body", param: "name" });
+  await call("PUT latitude 91", { via: L, op: "putLocation", method: "PUT", path: lp, body: { ...input, coordinates: { latitude: 91, longitude: 0 } }, status: 400, code: "invalid_body" });
+
+  console.log("EVSEs: create with Idempotency-Key, replay, refuse");
+  const connector = { standard: "IEC_62196_T2", format: "SOCKET", powerType: "AC_3_PHASE", maxElectricPower: 22, maxAmperage: 32, maxVoltage: 400 };
+  const evseBody = { evseId: "DE*PRS*E0001*1", chargeboxId: 8001, locationId: id, connectors: [{ id: 1, ...connector, tariffIds: ["AC-STANDARD"] }] };
+  const key = "prism-create-evse-0001";
+  const created = await call("POST /v2/evses", { op: "createEvse", method: "POST", path: "/v2/evses", headers: { "Idempotency-Key": key }, body: evseBody, status: 201 });
+  const uid = created.body?.uid ?? 999998;
+  const e = `/v2/evses/${uid}`;
+  if (created.headers.get("location") !== e) fail("POST /v2/evses Location header", `${created.headers.get("location")}, want ${e}`);
+  const etag1 = created.headers.get("etag") ?? '"0"';
+  if (!/^"[^"]*"$/.test(etag1)) fail("POST /v2/evses ETag", etag1);
+  if (created.body?.status !== "PLANNED") fail("POST /v2/evses status", `${created.body?.status}, want PLANNED`);
+  const replay = await call("POST /v2/evses replayed", { op: "createEvse", method: "POST", path: "/v2/evses", headers: { "Idempotency-Key": key }, body: evseBody, status: 201 });
+  if (replay.headers.get("idempotent-replayed") !== "true") fail("replay", `Idempotent-Replayed ${replay.headers.get("idempotent-replayed")}, want true`);
+  if (JSON.stringify(replay.body) !== JSON.stringify(created.body)) fail("replay", "the replayed EVSE differs from the first answer");
+  await call("POST /v2/evses with a used key and another body", { op: "createEvse", method: "POST", path: "/v2/evses", headers: { "Idempotency-Key": key },
+    body: { ...evseBody, chargeboxId: 8002 }, status: 422, code: "idempotency_key_reused", param: "Idempotency-Key" });
+  await call("POST /v2/evses with a taken evseId", { op: "createEvse", method: "POST", path: "/v2/evses", body: evseBody, status: 409, code: "conflict", param: "evseId" });
+  await call("POST /v2/evses at an unknown location", { op: "createEvse", method: "POST", path: "/v2/evses",
+    body: { ...evseBody, evseId: "DE*PRS*E0002*1", locationId: "LOC-NOPE" }, status: 400, code: "invalid_body", param: "locationId" });
+  await call("POST /v2/evses with a DC standard on AC", { op: "createEvse", method: "POST", path: "/v2/evses",
+    body: { ...evseBody, evseId: "DE*PRS*E0003*1", connectors: [{ id: 1, ...connector, standard: "CHADEMO" }] }, status: 400, code: "invalid_connector" });
+  await call("POST /v2/evses REMOVED first", { op: "createEvse", method: "POST", path: "/v2/evses",
+    body: { ...evseBody, evseId: "DE*PRS*E0004*1", status: "REMOVED" }, status: 400, code: "invalid_body", param: "status" });
+  await call("POST /v2/evses without evseId", { via: L, op: "createEvse", method: "POST", path: "/v2/evses",
+    body: { ...evseBody, evseId: undefined }, status: 400, code: "invalid_body", param: "evseId" });
+  await call("POST /v2/evses with a 256-character key", { via: L, op: "createEvse", method: "POST", path: "/v2/evses", headers: { "Idempotency-Key": "k".repeat(256) },
+    body: { ...evseBody, evseId: "DE*PRS*E0005*1" }, status: 400, param: "Idempotency-Key" });
+
+  console.log("connectors: add and delete");
+  const dc = { standard: "IEC_62196_T2_COMBO", format: "CABLE", powerType: "DC", maxElectricPower: 150, maxAmperage: 375, maxVoltage: 920 };
+  const added = await call("POST a connector", { op: "createConnector", method: "POST", path: `${e}/connectors`,
+    headers: { "Idempotency-Key": "prism-connector-0001", "If-Match": etag1 }, body: dc, status: 201 });
+  if (JSON.stringify(added.body?.connectors?.map((c) => c.id)) !== "[1,2]") fail("POST a connector", `connector ids ${JSON.stringify(added.body?.connectors?.map((c) => c.id))}, want [1,2]`);
+  const etag2 = added.headers.get("etag") ?? '"0"';
+  await call("POST a connector replayed", { op: "createConnector", method: "POST", path: `${e}/connectors`,
+    headers: { "Idempotency-Key": "prism-connector-0001", "If-Match": etag1 }, body: dc, status: 201 });
+  await call("POST a connector with a stale If-Match", { op: "createConnector", method: "POST", path: `${e}/connectors`,
+    headers: { "If-Match": etag1 }, body: dc, status: 412, code: "precondition_failed", param: "If-Match" });
+  await call("POST a connector breaking a rule", { op: "createConnector", method: "POST", path: `${e}/connectors`,
+    body: { ...dc, powerType: "AC_3_PHASE" }, status: 400, code: "invalid_connector" });
+  await call("POST a connector to an unknown EVSE", { op: "createConnector", method: "POST", path: "/v2/evses/999999/connectors", body: dc, status: 404, code: "not_found" });
+  await call("POST a connector with maxVoltage 99999", { via: L, op: "createConnector", method: "POST", path: `${e}/connectors`,
+    body: { ...dc, maxVoltage: 99999 }, status: 400, code: "invalid_body", param: "maxVoltage" });
+  const del = await call("DELETE connector 2", { op: "deleteConnector", method: "DELETE", path: `${e}/connectors/2`, headers: { "If-Match": etag2 }, status: 200 });
+  if (typeof del.body?.connectors?.find((c) => c.id === 2)?.deletedAt !== "string") fail("DELETE connector 2", "no deletedAt");
+  await call("DELETE connector 2 again", { op: "deleteConnector", method: "DELETE", path: `${e}/connectors/2`, status: 200 });
+  await call("DELETE connector 1 with a stale If-Match", { op: "deleteConnector", method: "DELETE", path: `${e}/connectors/1`, headers: { "If-Match": etag2 }, status: 412, code: "precondition_failed" });
+  await call("DELETE an unknown connector", { op: "deleteConnector", method: "DELETE", path: `${e}/connectors/9`, status: 404, code: "not_found" });
+  await call("DELETE connector 0", { via: L, op: "deleteConnector", method: "DELETE", path: `${e}/connectors/0`, status: 400, code: "invalid_parameter", param: "connectorId" });
+
+  console.log("EVSE status: commission, refuse, remove");
+  const etag3 = del.headers.get("etag") ?? '"0"';
+  const live = await call("PATCH status AVAILABLE", { op: "updateEvse", method: "PATCH", path: e, headers: { "If-Match": etag3 }, body: { status: "AVAILABLE" }, status: 200 });
+  if (live.body?.status !== "AVAILABLE") fail("PATCH status AVAILABLE", `status ${live.body?.status}`);
+  await call("PATCH with a stale If-Match", { op: "updateEvse", method: "PATCH", path: e, headers: { "If-Match": etag3 }, body: { status: "INOPERATIVE" }, status: 412, code: "precondition_failed", param: "If-Match" });
+  await call("PATCH AVAILABLE -> PLANNED", { op: "updateEvse", method: "PATCH", path: e, body: { status: "PLANNED" }, status: 409, code: "invalid_transition", param: "status" });
+  await call("PATCH chargeboxId", { op: "updateEvse", method: "PATCH", path: e, body: { chargeboxId: 8003 }, status: 200 });
+  await call("PATCH to an unknown location", { op: "updateEvse", method: "PATCH", path: e, body: { locationId: "LOC-NOPE" }, status: 400, code: "invalid_body", param: "locationId" });
+  await call("PATCH an unknown EVSE", { op: "updateEvse", method: "PATCH", path: "/v2/evses/999999", body: { status: "INOPERATIVE" }, status: 404, code: "not_found" });
+  await call("PATCH an empty object", { via: L, op: "updateEvse", method: "PATCH", path: e, body: {}, status: 400, code: "invalid_body" });
+  await call("PATCH status null", { via: L, op: "updateEvse", method: "PATCH", path: e, body: { status: null }, status: 400, code: "invalid_body", param: "status" });
+  await call("PATCH an unknown status", { via: L, op: "updateEvse", method: "PATCH", path: e, body: { status: "EXPLODED" }, status: 400, code: "invalid_body", param: "status" });
+  await call("DELETE the location in use", { op: "deleteLocation", method: "DELETE", path: lp, status: 409, code: "location_in_use" });
+  await call("DELETE the EVSE with a stale If-Match", { op: "removeEvse", method: "DELETE", path: e, headers: { "If-Match": etag1 }, status: 412, code: "precondition_failed" });
+  const removed = await call("DELETE the EVSE", { op: "removeEvse", method: "DELETE", path: e, status: 200 });
+  if (removed.body?.status !== "REMOVED") fail("DELETE the EVSE", `status ${removed.body?.status}`);
+  await call("DELETE the EVSE again", { op: "removeEvse", method: "DELETE", path: e, status: 200 });
+  await call("DELETE an unknown EVSE", { op: "removeEvse", method: "DELETE", path: "/v2/evses/999999", status: 404, code: "not_found" });
+  await call("DELETE EVSE uid 0", { via: L, op: "removeEvse", method: "DELETE", path: "/v2/evses/0", status: 400, code: "invalid_parameter", param: "uid" });
+  await call("PATCH a removed EVSE", { op: "updateEvse", method: "PATCH", path: e, body: { status: "AVAILABLE" }, status: 409, code: "evse_removed" });
+  await call("POST a connector to a removed EVSE", { op: "createConnector", method: "POST", path: `${e}/connectors`, body: dc, status: 409, code: "evse_removed" });
+  await call("DELETE a connector of a removed EVSE", { op: "deleteConnector", method: "DELETE", path: `${e}/connectors/1`, status: 409, code: "evse_removed" });
+
+  console.log("locations: delete");
+  const gone = await call("DELETE the location", { op: "deleteLocation", method: "DELETE", path: lp, status: 200 });
+  if (typeof gone.body?.deletedAt !== "string") fail("DELETE the location", "no deletedAt");
+  await call("DELETE the location again", { op: "deleteLocation", method: "DELETE", path: lp, status: 200 });
+  await call("read the deleted location", { op: "getLocation", path: lp, status: 200 });
+  await call("PUT a deleted location", { op: "putLocation", method: "PUT", path: lp, body: input, status: 409, code: "location_deleted" });
+  await call("POST /v2/evses at a deleted location", { op: "createEvse", method: "POST", path: "/v2/evses",
+    body: { ...evseBody, evseId: "DE*PRS*E0006*1" }, status: 409, code: "location_deleted" });
+  await call("DELETE an unknown location", { op: "deleteLocation", method: "DELETE", path: "/v1/locations/LOC-NOPE", status: 404, code: "not_found" });
+  await call("DELETE a location id too long", { via: L, op: "deleteLocation", method: "DELETE", path: `/v1/locations/${"L".repeat(37)}`, status: 400, code: "invalid_parameter", param: "id" });
+
+  console.log("webhooks: Idempotency-Key");
+  const hook = { url: "https://partner.example.com/hooks/idem", event_types: [{ type: "evse.created" }] };
+  const w1 = await call("create webhook with a key", { op: "createWebhook", method: "POST", path: "/emsp/v1/webhooks", headers: { "Idempotency-Key": "prism-webhook-0001" }, body: hook, status: 201 });
+  const w2 = await call("create webhook replayed", { op: "createWebhook", method: "POST", path: "/emsp/v1/webhooks", headers: { "Idempotency-Key": "prism-webhook-0001" }, body: hook, status: 201 });
+  if (w2.headers.get("idempotent-replayed") !== "true" || w2.body?.id !== w1.body?.id) fail("create webhook replayed", `id ${w2.body?.id} (first ${w1.body?.id}), Idempotent-Replayed ${w2.headers.get("idempotent-replayed")}`);
+  await call("create webhook with a used key", { op: "createWebhook", method: "POST", path: "/emsp/v1/webhooks", headers: { "Idempotency-Key": "prism-webhook-0001" },
+    body: { ...hook, description: "another" }, status: 422, code: "idempotency_key_reused", param: "Idempotency-Key" });
+  if (w1.body?.id) await call("delete the webhook", { op: "deleteWebhook", method: "DELETE", path: `/emsp/v1/webhooks/${w1.body.id}`, status: 204 });
+}
+
 async function main() {
   console.log("pagination walks (strict proxy)");
   const locPages = await walk("listLocations", "/v1/locations", undefined, (l) => l.id, 120);
@@ -209,6 +334,8 @@ async function main() {
   await call("delete webhook", { op: "deleteWebhook", method: "DELETE", path: w, status: 204 });
   await call("deleted webhook", { op: "getWebhook", path: w, status: 404, code: "not_found", param: "webhookId" });
 
+  await lifecycle();
+
   console.log("cursors the service must refuse (strict proxy: well-formed, so Prism forwards them)");
   await call("forged cursor", { op: "listLocations", path: "/v1/locations?cursor=eyJrIjoiTE9DLTAwMDEifQ.c2lnbmF0dXJl", status: 400, code: "invalid_cursor", param: "cursor" });
   await call("malformed cursor", { op: "listLocations", path: "/v1/locations?cursor=abc", status: 400, code: "invalid_cursor", param: "cursor" });
@@ -230,6 +357,21 @@ async function main() {
     ["listLocations", "GET", "/v1/locations"],
     ["getLocation", "GET", "/v1/locations/LOC-0001"],
     ["listEventTypes", "GET", "/emsp/v1/webhooks/event_types"],
+    ["listWebhooks", "GET", "/emsp/v1/webhooks"],
+    ["createWebhook", "POST", "/emsp/v1/webhooks", { url: "https://partner.example.com/hooks", event_types: [{ type: "evse.created" }] }],
+    ["getWebhook", "GET", "/emsp/v1/webhooks/wh_00000000000000000000000000"],
+    ["updateWebhook", "PATCH", "/emsp/v1/webhooks/wh_00000000000000000000000000", { enabled: false }],
+    ["deleteWebhook", "DELETE", "/emsp/v1/webhooks/wh_00000000000000000000000000"],
+    ["rotateWebhookSecret", "POST", "/emsp/v1/webhooks/wh_00000000000000000000000000/secret/rotate"],
+    ["listWebhookDeliveries", "GET", "/emsp/v1/webhooks/wh_00000000000000000000000000/deliveries"],
+    ["putLocation", "PUT", "/v1/locations/LOC-0001", { name: "x", address: "x", city: "x", country: "DEU", coordinates: { latitude: 0, longitude: 0 }, timeZone: "UTC" }],
+    ["deleteLocation", "DELETE", "/v1/locations/LOC-0001"],
+    ["createEvse", "POST", "/v2/evses", { evseId: "DE*PRS*E0009*1", chargeboxId: 1, locationId: "LOC-0001",
+      connectors: [{ id: 1, standard: "IEC_62196_T2", format: "SOCKET", powerType: "AC_3_PHASE", maxElectricPower: 22, maxAmperage: 32, maxVoltage: 400 }] }],
+    ["updateEvse", "PATCH", "/v2/evses/1001", { status: "INOPERATIVE" }],
+    ["removeEvse", "DELETE", "/v2/evses/1001"],
+    ["createConnector", "POST", "/v2/evses/1001/connectors", { standard: "IEC_62196_T2", format: "SOCKET", powerType: "AC_3_PHASE", maxElectricPower: 22, maxAmperage: 32, maxVoltage: 400 }],
+    ["deleteConnector", "DELETE", "/v2/evses/1001/connectors/1"],
   ]) {
     await call(`unknown key`, { op, method, path, body, auth: bad, status: 403, code: "unauthorized", param: "Authorization" });
   }
@@ -241,6 +383,7 @@ async function main() {
     await call(what, { via: L, op: "listEvses", path: `/v2/evses?${q}`, status: 400, code: "invalid_parameter", param: "limit" });
   }
   await call("empty cursor", { via: L, op: "listLocations", path: "/v1/locations?cursor=", status: 400, param: "cursor" });
+  await call("empty limit", { via: L, op: "listLocations", path: "/v1/locations?limit=", status: 400, code: "invalid_parameter", param: "limit" });
   await call("cursor with characters outside the pattern", { via: L, op: "listEvses", path: "/v2/evses?cursor=a%2Fb%3D", status: 400, param: "cursor" });
   await call("uid 0", { via: L, op: "getEvse", path: "/v2/evses/0", status: 400, code: "invalid_parameter", param: "uid" });
   await call("uid not an integer", { via: L, op: "getEvse", path: "/v2/evses/abc", status: 400, code: "invalid_parameter", param: "uid" });
@@ -270,17 +413,25 @@ async function main() {
   await call("body not JSON", { via: DIRECT, method: "PATCH", path: p, body: '{"maxVoltage":', status: 400, code: "invalid_body" });
   await call("body over 1 MiB", { via: DIRECT, method: "PATCH", path: p, body: `{"maxVoltage": 400${" ".repeat(1 << 20)}}`, status: 413, code: "payload_too_large" });
   await call("unknown path", { via: DIRECT, path: "/v3/evses", status: 404, code: "not_found" });
-  await call("method not allowed", { via: DIRECT, method: "DELETE", path: "/v2/evses/1001", status: 405, code: "method_not_allowed" });
+  await call("method not allowed", { via: DIRECT, method: "PUT", path: "/v2/evses/1001", status: 405, code: "method_not_allowed" });
 
-  // Coverage: every operation was seen answering through Prism.
-  const ops = ["listEvses", "getEvse", "updateConnector", "listLocations", "getLocation", "listEventTypes", "listWebhooks", "createWebhook",
-    "getWebhook", "updateWebhook", "deleteWebhook", "rotateWebhookSecret", "listWebhookDeliveries", "ingestStatusNotification"];
+  // Coverage: every operation of the contract was seen through Prism with a success and
+  // an error answer.
+  const spec = readFileSync(new URL("../openapi/openapi.yaml", import.meta.url), "utf8");
+  const ops = [...spec.matchAll(/^\s+operationId:\s*(\w+)\s*$/gm)].map((m) => m[1]);
+  if (ops.length < 20) fail("coverage", `only ${ops.length} operationIds found in openapi/openapi.yaml`);
   const statuses = [...seenOps].sort();
   for (const op of ops) {
     const got = statuses.filter((s) => s.startsWith(`${op} `)).map((s) => s.split(" ")[1]);
-    if (got.length === 0) fail("coverage", `${op} never validated through Prism`);
-    else console.log(`  covered ${op}: ${got.join(", ")}`);
+    const ok = got.some((s) => s < "400");
+    const err = got.some((s) => s >= "400");
+    if (!ok || !err) fail("coverage", `${op} validated through Prism with ${got.join(", ") || "nothing"}: want a success and an error answer`);
+    else {
+      passed++;
+      console.log(`  covered ${op}: ${got.join(", ")}`);
+    }
   }
+  console.log(`coverage: ${ops.length} operations of the contract`);
 
   console.log(`prism: ${passed} passed, ${failures.length} failed`);
   if (failures.length > 0) {

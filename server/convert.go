@@ -122,6 +122,10 @@ func LocationToAPI(l *chargenet.Location) gen.Location {
 		pc := l.PostalCode
 		out.PostalCode = &pc
 	}
+	if l.DeletedAt != nil {
+		at := l.DeletedAt.UTC()
+		out.DeletedAt = &at
+	}
 	return out
 }
 

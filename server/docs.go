@@ -65,7 +65,10 @@ func (f *docsFile) gzip() []byte {
 // registerDocs serves the API reference: GET /docs redirects to /docs/, which serves
 // index.html, and /docs/assets/... the Swagger UI files, all embedded in the binary and
 // unauthenticated. index.html is revalidated on every load; the assets are cached for an
-// hour and revalidated with their ETag.
+// hour and revalidated with their ETag. The files are the same whatever address they are
+// served from: assets/init.js points "Try it out" at the address the browser loaded the
+// page from (with any path prefix of a reverse proxy), not at the contract's servers
+// entry.
 func registerDocs(e *echo.Echo) {
 	files := map[string]*docsFile{}
 	err := fs.WalkDir(docs.FS(), ".", func(name string, d fs.DirEntry, err error) error {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/chargenet/chargenet/docs"
+	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/internal/apitest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -106,6 +107,52 @@ func TestDocsPage(t *testing.T) {
 	assert.Contains(t, string(embedded(t, "assets/init.js")), `"../openapi.yaml"`)
 	spec := v.do(http.MethodGet, "/openapi.yaml", "", "Authorization", "")
 	assert.Equal(t, http.StatusOK, spec.Code)
+}
+
+// TestDocsTryItOutTargetsThePageOrigin checks how "Try it out" finds the service: the
+// contract's servers list names one fixed address, so the page must not use it. The page
+// and its script are the same bytes whatever address they are served from (nothing of
+// the request's Host is baked in), the script names no address of its own and replaces
+// the contract's servers with the base of the address the page was loaded from (one
+// level above /docs/), and the CSP lets the page connect to that origin only.
+// scripts/docs-check.sh proves it in Chromium: it presses "Try it out" on a page served
+// from a random port, directly and behind a proxy under a path prefix.
+func TestDocsTryItOutTargetsThePageOrigin(t *testing.T) {
+	doc, err := gen.GetSpec()
+	require.NoError(t, err)
+	require.NotEmpty(t, doc.Servers)
+	fixed := doc.Servers[0].URL
+	require.Equal(t, "http://127.0.0.1:8080", fixed, "the contract's servers entry this test is about")
+
+	v := newEnv(t, true)
+	for _, name := range []string{"/docs/", "/docs/assets/init.js"} {
+		var bodies []string
+		for _, host := range []string{"127.0.0.1:8080", "127.0.0.1:41234", "api.example.com", "[::1]:9000"} {
+			req := httptest.NewRequest(http.MethodGet, name, nil)
+			req.Host = host
+			rec := httptest.NewRecorder()
+			v.e.ServeHTTP(rec, req)
+			apitest.Check(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
+			require.Equal(t, http.StatusOK, rec.Code, "%s from %s", name, host)
+			assert.Contains(t, rec.Header().Get("Content-Security-Policy"), "connect-src 'self';", "%s from %s", name, host)
+			bodies = append(bodies, rec.Body.String())
+		}
+		for i := range bodies {
+			assert.Equal(t, bodies[0], bodies[i], "%s depends on the Host it is served to", name)
+		}
+	}
+
+	script := string(embedded(t, "assets/init.js"))
+	code := regexp.MustCompile(`(?m)^\s*//.*$`).ReplaceAllString(script, "") // comments may name the address
+	assert.NotContains(t, code, fixed, "init.js sends requests to the contract's fixed address")
+	assert.NotRegexp(t, `https?://`, code, "init.js names an absolute address")
+	// The API base is computed from the page's own address: one level above /docs/.
+	assert.Contains(t, code, `new URL("..", document.baseURI)`)
+	// It replaces the contract's servers list as the contract is loaded, by a plugin
+	// that Swagger UI is started with.
+	assert.Regexp(t, `updateJsonSpec: function \(updateJsonSpec\) \{[\s\S]*servers: \[\{ url: apiBase\b`, code)
+	assert.Regexp(t, `plugins: \[thisService\]`, code)
+	assert.NotContains(t, code, "requestInterceptor", "requests are not rewritten behind the page's back: the Servers menu and curl show the real target")
 }
 
 func TestDocsVendoredSwaggerUI(t *testing.T) {

@@ -301,3 +301,79 @@ func requireDomainError(t *testing.T, err error, kinds ...error) {
 	}
 	t.Fatalf("error %v is not of kinds %v", err, kinds)
 }
+
+// FuzzInventoryWrite sends arbitrary bodies, path identifiers and Idempotency-Keys to the
+// operations that create, change and remove inventory. An accepted change may change the
+// store; a refused one must not.
+func FuzzInventoryWrite(f *testing.F) {
+	v := newFuzzEnv(f)
+	const evse = `{"evseId": "DE*CNT*E7777", "chargeboxId": 950, "locationId": "LOC-0001", "connectors": [{"id": 1, ` +
+		`"standard": "IEC_62196_T2", "format": "SOCKET", "powerType": "AC_3_PHASE", "maxElectricPower": 22, "maxAmperage": 32, "maxVoltage": 400}]}`
+	const location = `{"name": "Hafen", "address": "Kai 7", "city": "Hamburg", "country": "DEU", ` +
+		`"coordinates": {"latitude": 53.5, "longitude": 9.9}, "timeZone": "Europe/Berlin"}`
+	const connector = `{"standard": "IEC_62196_T2_COMBO", "format": "CABLE", "powerType": "DC", "maxElectricPower": 150, "maxAmperage": 375, "maxVoltage": 920}`
+	for _, s := range []struct {
+		op          uint8
+		id, key     string
+		body, match string
+	}{
+		{0, "", "k1", evse, ""},
+		{0, "", "k1", strings.Replace(evse, "E7777", "E7778", 1), ""},
+		{0, "", "", strings.Replace(evse, `"id": 1`, `"id": 3`, 1), ""},
+		{0, "", strings.Repeat("k", 300), evse, ""},
+		{1, "HAFEN-1", "", location, ""},
+		{1, "LOC-0001", "", strings.Replace(location, "Europe/Berlin", "Nowhere/City", 1), ""},
+		{2, "1001", "", `{"status": "INOPERATIVE"}`, `"1"`},
+		{2, "1001", "", `{"status": "PLANNED"}`, ""},
+		{2, "1002", "", `{"locationId": "LOC-0002", "chargeboxId": 777}`, ""},
+		{3, "1001", "c1", connector, ""},
+		{3, "1001", "", strings.Replace(connector, `"DC"`, `"AC_1_PHASE"`, 1), "*"},
+		{4, "1002", "", "", ""},
+		{5, "1001", "", "1", ""},
+		{6, "LOC-0002", "", "", ""},
+	} {
+		f.Add(s.op, s.id, s.key, s.match, []byte(s.body))
+	}
+	f.Fuzz(func(t *testing.T, op uint8, id, key, ifMatch string, body []byte) {
+		id = url.PathEscape(id)
+		var method, target string
+		switch op % 7 {
+		case 0:
+			method, target = http.MethodPost, "/v2/evses"
+		case 1:
+			method, target = http.MethodPut, "/v1/locations/"+id
+		case 2:
+			method, target = http.MethodPatch, "/v2/evses/"+id
+		case 3:
+			method, target = http.MethodPost, "/v2/evses/"+id+"/connectors"
+		case 4:
+			method, target = http.MethodDelete, "/v2/evses/"+id
+		case 5:
+			method, target = http.MethodDelete, "/v2/evses/1001/connectors/"+url.PathEscape(string(body))
+			body = nil
+		default:
+			method, target = http.MethodDelete, "/v1/locations/"+id
+		}
+		req := httptest.NewRequest(method, target, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+devKey)
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for name, value := range map[string]string{"Idempotency-Key": key, "If-Match": ifMatch} {
+			if value != "" && httpHeaderValue(value) {
+				req.Header.Set(name, value)
+			}
+		}
+		v.serve(t, req)
+	})
+}
+
+// httpHeaderValue reports whether s can be sent as a header value.
+func httpHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}

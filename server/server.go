@@ -136,7 +136,8 @@ func New(cfg Config) (*echo.Echo, error) {
 	})
 	registerDocs(e) // GET /docs/: the API reference (Swagger UI over /openapi.yaml), unauthenticated
 
-	api := e.Group("", bodyLimitMiddleware(cfg.BodyLimit), v.middleware)
+	guard := &idempotencyGuard{store: cfg.Store, now: cfg.Now, running: map[string]bool{}}
+	api := e.Group("", bodyLimitMiddleware(cfg.BodyLimit), v.middleware, guard.middleware)
 	gen.RegisterHandlers(api, gen.NewStrictHandler(s, nil))
 	// Paths outside the contract still get the contract's error body from the validator.
 	e.RouteNotFound("/*", v.middleware(func(echo.Context) error { return echo.ErrNotFound }))
@@ -231,11 +232,11 @@ func (s *Server) ListLocations(ctx context.Context, req gen.ListLocationsRequest
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListLocations200JSONResponse{Data: make([]gen.Location, len(page.Items)), Pagination: pagination(page)}
+	out := gen.LocationPage{Data: make([]gen.Location, len(page.Items)), Pagination: pagination(page)}
 	for i := range page.Items {
 		out.Data[i] = LocationToAPI(&page.Items[i])
 	}
-	return out, nil
+	return gen.ListLocations200JSONResponse{Body: out}, nil
 }
 
 // GetLocation answers GET /v1/locations/{id}.
@@ -244,7 +245,7 @@ func (s *Server) GetLocation(ctx context.Context, req gen.GetLocationRequestObje
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetLocation200JSONResponse(LocationToAPI(l)), nil
+	return gen.GetLocation200JSONResponse{Body: LocationToAPI(l)}, nil
 }
 
 // ListEvses answers GET /v2/evses with one page.
@@ -254,11 +255,11 @@ func (s *Server) ListEvses(ctx context.Context, req gen.ListEvsesRequestObject) 
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListEvses200JSONResponse{Data: make([]gen.EVSE, len(page.Items)), Pagination: pagination(page)}
+	out := gen.EvsePage{Data: make([]gen.EVSE, len(page.Items)), Pagination: pagination(page)}
 	for i := range page.Items {
 		out.Data[i] = EVSEToAPI(&page.Items[i])
 	}
-	return out, nil
+	return gen.ListEvses200JSONResponse{Body: out}, nil
 }
 
 // GetEvse answers GET /v2/evses/{uid} with the EVSE and its ETag: from its stored JSON

@@ -213,9 +213,14 @@ func TestGetEVSE(t *testing.T) {
 			assertError(t, v.do(http.MethodGet, tt.path, ""), tt.status, tt.code, tt.param)
 		})
 	}
-	rec = v.do(http.MethodDelete, "/v2/evses/1001", "")
+	rec = v.do(http.MethodPut, "/v2/evses/1001", "")
 	assertError(t, rec, 405, chargenet.CodeMethodNotAllowed, "")
-	assert.Equal(t, "GET", rec.Header().Get("Allow"))
+	assert.Equal(t, "DELETE, GET, PATCH", rec.Header().Get("Allow"))
+	// A list path is not its items' path with an empty identifier.
+	rec = v.do(http.MethodDelete, "/v2/evses", "")
+	assertError(t, rec, 405, chargenet.CodeMethodNotAllowed, "")
+	assert.Equal(t, "GET, POST", rec.Header().Get("Allow"))
+	assertError(t, v.do(http.MethodPut, "/v1/locations", `{}`), 405, chargenet.CodeMethodNotAllowed, "")
 
 	loc := decode[gen.Location](t, v.do(http.MethodGet, "/v1/locations/LOC-0001", ""))
 	assert.Equal(t, []int64{1001, 1002}, loc.EvseUids)

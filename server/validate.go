@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +65,11 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		route, params, err := v.router.FindRoute(req)
+		if err == nil && hasEmpty(params) {
+			// The router lets a template's last parameter match nothing ("/v1/locations"
+			// for "/v1/locations/{id}"): that is not the operation's path.
+			err = errNoRoute
+		}
 		if err != nil {
 			for path, methods := range v.allowed {
 				if matchesTemplate(req.URL.Path, path) {
@@ -89,8 +95,17 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			req.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		ctx := context.WithValue(req.Context(), echoContextKey, c)
+		rawQuery := req.URL.RawQuery // the validator writes defaults into the query
 		if err := openapi3filter.ValidateRequest(ctx, input); err != nil {
 			return validationError(err)
+		}
+		// After authentication: the answer carries the key's rate limit headers.
+		if name, empty := emptyQueryParameter(rawQuery); empty {
+			code := chargenet.CodeInvalidParameter
+			if name == "cursor" {
+				code = chargenet.CodeInvalidCursor
+			}
+			return newError(http.StatusBadRequest, code, name, "query parameter %q has no value; leave it out to start at the first page or use the default", name)
 		}
 		if key, path := duplicateKey(body); key != "" {
 			return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, path,
@@ -294,4 +309,33 @@ func schemaReason(se *openapi3.SchemaError) string {
 		return se.Reason
 	}
 	return fmt.Sprintf("does not match the schema's %q", se.SchemaField)
+}
+
+// emptyQueryParameter returns the first query parameter given without a value
+// ("limit=" or "limit"), which the contract's parameters never accept.
+func emptyQueryParameter(raw string) (string, bool) {
+	for raw != "" {
+		var part string
+		part, raw, _ = strings.Cut(raw, "&")
+		name, value, _ := strings.Cut(part, "=")
+		if part != "" && value == "" {
+			if n, err := url.QueryUnescape(name); err == nil {
+				name = n
+			}
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// errNoRoute marks a path that matched a template only through an empty parameter.
+var errNoRoute = errors.New("no route")
+
+func hasEmpty(params map[string]string) bool {
+	for _, v := range params {
+		if v == "" {
+			return true
+		}
+	}
+	return false
 }

@@ -35,11 +35,11 @@ func (s *Server) ListWebhooks(ctx context.Context, req gen.ListWebhooksRequestOb
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListWebhooks200JSONResponse{Data: make([]gen.Webhook, len(page.Items)), Pagination: pagination(page)}
+	out := gen.WebhookPage{Data: make([]gen.Webhook, len(page.Items)), Pagination: pagination(page)}
 	for i := range page.Items {
 		out.Data[i] = webhookToAPI(&page.Items[i])
 	}
-	return out, nil
+	return gen.ListWebhooks200JSONResponse{Body: out}, nil
 }
 
 // CreateWebhook answers POST /emsp/v1/webhooks: it checks the URL and the event types,
@@ -65,11 +65,15 @@ func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequest
 	now := s.now().UTC().Truncate(time.Microsecond)
 	w := &chargenet.Webhook{ID: chargenet.NewID("wh_", now), Owner: owner(ctx), URL: req.Body.Url, Description: deref(req.Body.Description),
 		Subscriptions: subs, Enabled: true, Secret: chargenet.NewWebhookSecret(), CreatedAt: now, UpdatedAt: now}
-	if err := s.store.CreateWebhook(ctx, w); err != nil {
+	location := "/emsp/v1/webhooks/" + w.ID
+	answer := gen.CreateWebhook201JSONResponse{Body: webhookWithSecret(w), Headers: gen.CreateWebhook201ResponseHeaders{Location: &location}}
+	idem := s.idempotency(ctx, func(any) (*chargenet.IdempotentAnswer, error) {
+		return keptAnswer(http.StatusCreated, answer.Body, map[string]string{"Location": location})
+	})
+	if err := s.store.CreateWebhook(ctx, w, idem); err != nil {
 		return nil, err
 	}
-	location := "/emsp/v1/webhooks/" + w.ID
-	return gen.CreateWebhook201JSONResponse{Body: webhookWithSecret(w), Headers: gen.CreateWebhook201ResponseHeaders{Location: &location}}, nil
+	return answer, nil
 }
 
 // GetWebhook answers GET /emsp/v1/webhooks/{webhookId}.
@@ -78,7 +82,7 @@ func (s *Server) GetWebhook(ctx context.Context, req gen.GetWebhookRequestObject
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetWebhook200JSONResponse(webhookToAPI(w)), nil
+	return gen.GetWebhook200JSONResponse{Body: webhookToAPI(w)}, nil
 }
 
 // UpdateWebhook answers PATCH /emsp/v1/webhooks/{webhookId}.
@@ -112,7 +116,7 @@ func (s *Server) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequest
 	if patch.Enabled != nil && *patch.Enabled {
 		s.notify() // deliveries that waited for it are due
 	}
-	return gen.UpdateWebhook200JSONResponse(webhookToAPI(w)), nil
+	return gen.UpdateWebhook200JSONResponse{Body: webhookToAPI(w)}, nil
 }
 
 // DeleteWebhook answers DELETE /emsp/v1/webhooks/{webhookId}.
@@ -129,7 +133,7 @@ func (s *Server) RotateWebhookSecret(ctx context.Context, req gen.RotateWebhookS
 	if err != nil {
 		return nil, err
 	}
-	return gen.RotateWebhookSecret200JSONResponse(webhookWithSecret(w)), nil
+	return gen.RotateWebhookSecret200JSONResponse{Body: webhookWithSecret(w)}, nil
 }
 
 // ListWebhookDeliveries answers GET /emsp/v1/webhooks/{webhookId}/deliveries with one
@@ -145,11 +149,11 @@ func (s *Server) ListWebhookDeliveries(ctx context.Context, req gen.ListWebhookD
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListWebhookDeliveries200JSONResponse{Data: make([]gen.Delivery, len(page.Items)), Pagination: pagination(page)}
+	out := gen.DeliveryPage{Data: make([]gen.Delivery, len(page.Items)), Pagination: pagination(page)}
 	for i := range page.Items {
 		out.Data[i] = deliveryToAPI(&page.Items[i])
 	}
-	return out, nil
+	return gen.ListWebhookDeliveries200JSONResponse{Body: out}, nil
 }
 
 // IngestStatusNotification answers POST
@@ -169,11 +173,12 @@ func (s *Server) IngestStatusNotification(ctx context.Context, req gen.IngestSta
 	if err != nil {
 		return nil, err
 	}
-	out := gen.IngestStatusNotification200JSONResponse{Applied: res.Applied, Evses: make([]gen.EvseStatusResult, len(res.EVSEs))}
+	out := gen.StatusNotificationResult{Applied: res.Applied, Reason: optional(res.Reason), Evses: make([]gen.EvseStatusResult, len(res.EVSEs))}
 	for i, c := range res.EVSEs {
-		out.Evses[i] = gen.EvseStatusResult{Uid: c.UID, Status: gen.EvseStatus(c.Status), PreviousStatus: gen.EvseStatus(c.Previous), Version: c.Version}
+		out.Evses[i] = gen.EvseStatusResult{Uid: c.UID, Status: gen.EvseStatus(c.Status), PreviousStatus: gen.EvseStatus(c.Previous),
+			Version: c.Version, Reason: optional(c.Reason)}
 	}
-	return out, nil
+	return gen.IngestStatusNotification200JSONResponse{Body: out}, nil
 }
 
 func subscriptionsFromAPI(in []gen.WebhookSubscription) []chargenet.Subscription {

@@ -19,7 +19,7 @@ const maxGroup = 64
 const (
 	chargeboxEVSEsQuery = `SELECT ` + evseRowColumns + ` FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid ` +
 		`WHERE e.chargebox_id = ? ORDER BY e.uid, c.id`
-	statusTimesQuery = `SELECT e.uid, e.status_at, c.id, c.status_at FROM evses e ` +
+	statusTimesQuery = `SELECT e.uid, e.status_at, e.operator_hold, c.id, c.status_at FROM evses e ` +
 		`LEFT JOIN connectors c ON c.evse_uid = e.uid WHERE e.chargebox_id = ?`
 	setStatusQuery          = `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`
 	setConnectorStatusQuery = `UPDATE connectors SET error_code = ?, error_info = ?, error_vendor_code = ?, ` +
@@ -186,8 +186,9 @@ func (s *Store) submit(ctx context.Context, op *groupcommit.Op, name string) err
 	return wrap(name, op.Err)
 }
 
-// loadStatusTimes sets the StatusReportedAt of evses (all of one charge box) and of
-// their connectors, read with stmt (statusTimesQuery in the transaction).
+// loadStatusTimes sets the StatusReportedAt and OperatorHold of evses (all of one charge
+// box) and the StatusReportedAt of their connectors, read with stmt (statusTimesQuery in
+// the transaction).
 func loadStatusTimes(ctx context.Context, stmt *sql.Stmt, chargebox int64, evses []chargenet.EVSE) error {
 	index := make(map[int64]*chargenet.EVSE, len(evses))
 	for i := range evses {
@@ -202,13 +203,15 @@ func loadStatusTimes(ctx context.Context, stmt *sql.Stmt, chargebox int64, evses
 		var uid int64
 		var eAt, cAt sql.NullString
 		var cid sql.NullInt64
-		if err := rows.Scan(&uid, &eAt, &cid, &cAt); err != nil {
+		var hold bool
+		if err := rows.Scan(&uid, &eAt, &hold, &cid, &cAt); err != nil {
 			return err
 		}
 		e := index[uid]
 		if e == nil {
 			continue
 		}
+		e.OperatorHold = hold
 		if eAt.Valid {
 			if e.StatusReportedAt, err = parseTime(eAt.String); err != nil {
 				return err

@@ -53,6 +53,22 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 			}
 		}
 	}
+	// An existing location must not be deleted: the first EVSE naming a deleted one is
+	// refused.
+	checked := map[string]bool{}
+	for i := range inv.EVSEs {
+		if id := inv.EVSEs[i].LocationID; touched[id] && !checked[id] {
+			checked[id] = true
+			var deleted bool
+			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM locations WHERE id = ? AND deleted_at IS NOT NULL)`, id).Scan(&deleted); err != nil {
+				return wrap(op, err)
+			}
+			if deleted {
+				return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeLocationDeleted, fmt.Sprintf("evses[%d].locationId", i),
+					"evses[%d].locationId: location %q was deleted", i, id)
+			}
+		}
+	}
 	insLoc := tx.StmtContext(ctx, s.insertLocation)
 	for i := range inv.Locations {
 		if i%checkEvery == 0 && ctx.Err() != nil {

@@ -19,15 +19,16 @@ const (
 	// reads no more rows than it returns and needs no sort; see scanLocations.
 	locationRowColumns = `l.id, l.name, l.address, l.city, l.postal_code, l.country, l.latitude, l.longitude, ` +
 		`l.time_zone, l.last_updated, ` +
-		`(SELECT group_concat(e.uid, ',' ORDER BY e.uid) FROM evses e WHERE e.location_id = l.id)`
+		`(SELECT group_concat(e.uid, ',' ORDER BY e.uid) FROM evses e WHERE e.location_id = l.id), l.deleted_at`
 
 	locationByIDQuery = `SELECT ` + locationRowColumns + ` FROM locations l WHERE l.id = ?`
 )
 
-// listLocationsQuery returns the keyset read of one slice of locations with their EVSE
-// uids, in one statement. Its parameters are the key (when hasKey) and the limit.
+// listLocationsQuery returns the keyset read of one slice of locations that are not
+// deleted, with their EVSE uids, in one statement. Its parameters are the key (when
+// hasKey) and the limit.
 func listLocationsQuery(backward, hasKey bool) string {
-	where, dir := keyset("l.id", "", backward, hasKey)
+	where, dir := keyset("l.id", "l.deleted_at IS NULL", backward, hasKey)
 	return `SELECT ` + locationRowColumns + ` FROM locations l ` + where + `ORDER BY l.id ` + dir + ` LIMIT ?`
 }
 
@@ -40,9 +41,10 @@ func scanLocations(rows *sql.Rows, capacity int) ([]chargenet.Location, error) {
 		l       chargenet.Location
 		updated string
 		uids    sql.NullString
+		deleted sql.NullString
 	)
 	dest := []any{&l.ID, &l.Name, &l.Address, &l.City, &l.PostalCode, &l.Country, &l.Latitude, &l.Longitude,
-		&l.TimeZone, &updated, &uids}
+		&l.TimeZone, &updated, &uids, &deleted}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
@@ -55,6 +57,13 @@ func scanLocations(rows *sql.Rows, capacity int) ([]chargenet.Location, error) {
 		loc.LastUpdated = t
 		if loc.EvseUIDs, err = parseUIDs(uids); err != nil {
 			return nil, err
+		}
+		if deleted.Valid {
+			at, err := parseTime(deleted.String)
+			if err != nil {
+				return nil, err
+			}
+			loc.DeletedAt = &at
 		}
 		out = append(out, loc)
 	}
@@ -78,7 +87,7 @@ func parseUIDs(s sql.NullString) ([]int64, error) {
 }
 
 // Location returns the location with the uids of its EVSEs (ascending; empty, not nil,
-// when it has none), read in one snapshot. If there is no location with this id it
+// when it has none), read in one snapshot; a deleted location too, with DeletedAt. If there is no location with this id it
 // returns an ErrNotFound *chargenet.Error with Code not_found and Param "id".
 func (s *Store) Location(ctx context.Context, id string) (*chargenet.Location, error) {
 	rows, err := s.location.QueryContext(ctx, id)
@@ -95,7 +104,7 @@ func (s *Store) Location(ctx context.Context, id string) (*chargenet.Location, e
 	return &locs[0], nil
 }
 
-// ListLocations reads one keyset slice of locations with their EVSE uids, in one
+// ListLocations reads one keyset slice of the locations that are not deleted, with their EVSE uids, in one
 // statement (see chargenet.Seek): ascending ids after seek.Key, or descending ids
 // before it when seek.Backward. Ids compare byte by byte. The result is empty, not nil,
 // past the end. Errors are wrapped driver or context errors.
@@ -113,7 +122,7 @@ func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) 
 
 // listLocationDocsQuery is listLocationsQuery for the stored JSON of each location.
 func listLocationDocsQuery(backward, hasKey bool) string {
-	where, dir := keyset("id", "", backward, hasKey)
+	where, dir := keyset("id", "deleted_at IS NULL", backward, hasKey)
 	return `SELECT id, doc FROM locations ` + where + `ORDER BY id ` + dir + ` LIMIT ?`
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -423,7 +424,7 @@ func ptr[T any](v T) *T { return &v }
 func BenchmarkUpdateConnectorSubscribed(b *testing.B) {
 	s := benchStore(b)
 	w := storetest.NewWebhook("bench", time.Now(), chargenet.EventConnectorUpdated)
-	if err := s.CreateWebhook(b.Context(), &w); err != nil {
+	if err := s.CreateWebhook(b.Context(), &w, nil); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
@@ -440,7 +441,7 @@ func TestEventsKeptWhilePending(t *testing.T) {
 	var hooks []string
 	for range 2 {
 		w := storetest.NewWebhook("p", now, chargenet.EventConnectorUpdated)
-		require.NoError(t, s.CreateWebhook(ctx, &w))
+		require.NoError(t, s.CreateWebhook(ctx, &w, nil))
 		hooks = append(hooks, w.ID)
 	}
 	count := func(table string) int {
@@ -605,4 +606,29 @@ func TestEVSEDocs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n, "Open rewrote the doc of another version")
 	check(s)
+}
+
+// BenchmarkCreateEVSE measures POST /v2/evses in the store: the EVSE, its connector, its
+// event, its location's JSON and the kept Idempotency-Key answer in one transaction.
+func BenchmarkCreateEVSE(b *testing.B) {
+	s := benchStore(b)
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			e := chargenet.EVSE{EvseID: fmt.Sprintf("DE*CNT*E%d", 100000+i), ChargeboxID: 900, LocationID: "LOC-0001",
+				Connectors: []chargenet.Connector{{ID: 1, Standard: chargenet.StandardIEC62196T2, Format: chargenet.FormatSocket,
+					PowerType: chargenet.PowerAC3Phase, MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400}}}
+			now := time.Now()
+			if err := e.PrepareNew(now); err != nil {
+				b.Fatal(err)
+			}
+			idem := &chargenet.Idempotency{Owner: "bench", Key: fmt.Sprint(i), Answer: func(any) (*chargenet.IdempotentAnswer, error) {
+				return &chargenet.IdempotentAnswer{Status: 201, Header: map[string]string{}, Body: []byte(`{}`)}, nil
+			}}
+			if _, err := s.CreateEVSE(context.Background(), &e, idem, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

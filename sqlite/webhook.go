@@ -182,11 +182,16 @@ func insertSubscriptions(ctx context.Context, tx *sql.Tx, id string, subs []char
 	return nil
 }
 
-// CreateWebhook stores w with its subscriptions in one transaction. An ID already taken
-// is an ErrConflict *chargenet.Error; other errors are wrapped driver errors.
-func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook) error {
+// CreateWebhook stores w with its subscriptions, and idem's answer when idem is not nil,
+// in one transaction. An ID already taken is an ErrConflict *chargenet.Error, and so is
+// an idempotency key with an answer (chargenet.IdempotencyKeyInUse); other errors are
+// wrapped driver errors.
+func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook, idem *chargenet.Idempotency) error {
 	const op = "create webhook"
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := claimKey(ctx, tx, idem, w.CreatedAt); err != nil {
+			return err
+		}
 		var prevUntil any
 		if !w.PreviousSecretUntil.IsZero() {
 			prevUntil = formatTime(w.PreviousSecretUntil)
@@ -199,7 +204,10 @@ func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook) error {
 			}
 			return err
 		}
-		return insertSubscriptions(ctx, tx, w.ID, w.Subscriptions)
+		if err := insertSubscriptions(ctx, tx, w.ID, w.Subscriptions); err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, idem, w, w.CreatedAt)
 	})
 	return wrap(op, err)
 }

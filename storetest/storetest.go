@@ -12,7 +12,14 @@
 // EvseUIDs, list results) are empty rather than nil; an EVSE's missing location on
 // Import is ErrInvalid with Param "evses[i].locationId"; the message of a domain error
 // names its Param; API key names and hashes are unique among all keys, revoked ones
-// included; and Close may be called twice.
+// included; and Close may be called twice. For the inventory's life cycle: a REMOVED
+// EVSE keeps its uid and its evseId, so new EVSEs get higher uids and cannot reuse the
+// evseId; an idempotency key is refused before anything else a write checks, an answer
+// is kept as of the write's now (a webhook's CreatedAt) and only by a write that
+// commits; a change that leaves the Version returns the EVSE as read even if change
+// edited it; of concurrent creates of one location id, one creates and the others
+// replace. Fields the contract does not show (OperatorHold, status times) may be zero
+// in what EVSE and ListEVSEs return.
 package storetest
 
 import (
@@ -61,6 +68,18 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("OutboxReceiverDown", func(t *testing.T) { testReceiverDown(t, open) })
 	t.Run("StatusNotification", func(t *testing.T) { testStatusNotification(t, open) })
 	t.Run("Announce", func(t *testing.T) { testAnnounce(t, open) })
+	t.Run("CreateEVSE", func(t *testing.T) { testCreateEVSE(t, open) })
+	t.Run("ChangeEVSE", func(t *testing.T) { testChangeEVSE(t, open) })
+	t.Run("ChangeEVSEUnchanged", func(t *testing.T) { testChangeEVSEUnchanged(t, open) })
+	t.Run("ChangeEVSERefused", func(t *testing.T) { testChangeEVSERefused(t, open) })
+	t.Run("ChangeEVSEConcurrent", func(t *testing.T) { testChangeEVSEConcurrent(t, open) })
+	t.Run("StatusHeld", func(t *testing.T) { testStatusHeld(t, open) })
+	t.Run("PutLocation", func(t *testing.T) { testPutLocation(t, open) })
+	t.Run("DeleteLocation", func(t *testing.T) { testDeleteLocation(t, open) })
+	t.Run("DeleteLocationRace", func(t *testing.T) { testDeleteLocationRace(t, open) })
+	t.Run("ListDeletedLocations", func(t *testing.T) { testListDeletedLocations(t, open) })
+	t.Run("Idempotency", func(t *testing.T) { testIdempotency(t, open) })
+	t.Run("IdempotencyConcurrent", func(t *testing.T) { testIdempotencyConcurrent(t, open) })
 	t.Run("Ping", func(t *testing.T) { testPing(t, open) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceledContext(t, open) })
 }

@@ -372,7 +372,7 @@ func testUpdateConnectorMixedGroup(t *testing.T, open Opener) {
 	s, inv := demoStore(t, open)
 	ctx := t.Context()
 	w := NewWebhook("mixed", time.Now(), chargenet.EventConnectorUpdated)
-	require.NoError(t, s.CreateWebhook(ctx, &w))
+	require.NoError(t, s.CreateWebhook(ctx, &w, nil))
 	uids := []int64{1001, 1002, 1003}
 
 	type result struct {

@@ -32,7 +32,7 @@ func testWebhooks(t *testing.T, open Opener) {
 	ctx := t.Context()
 	created := now().Add(-time.Hour)
 	a := NewWebhook("partner-a", created, chargenet.EventConnectorUpdated, chargenet.EventStatusChanged)
-	require.NoError(t, s.CreateWebhook(ctx, &a))
+	require.NoError(t, s.CreateWebhook(ctx, &a, nil))
 
 	got, err := s.Webhook(ctx, "partner-a", a.ID)
 	require.NoError(t, err)
@@ -59,14 +59,14 @@ func testWebhooks(t *testing.T, open Opener) {
 	t.Run("duplicate id", func(t *testing.T) {
 		dup := NewWebhook("partner-b", created)
 		dup.ID = a.ID
-		requireError(t, s.CreateWebhook(ctx, &dup), chargenet.ErrConflict, chargenet.CodeConflict, "id")
+		requireError(t, s.CreateWebhook(ctx, &dup, nil), chargenet.ErrConflict, chargenet.CodeConflict, "id")
 	})
 
 	t.Run("list pages by id", func(t *testing.T) {
 		var want []chargenet.Webhook
 		for i := range 5 {
 			w := NewWebhook("partner-c", created.Add(time.Duration(i)*time.Millisecond), chargenet.EventStatusChanged)
-			require.NoError(t, s.CreateWebhook(ctx, &w))
+			require.NoError(t, s.CreateWebhook(ctx, &w, nil))
 			want = append(want, w)
 		}
 		var got []chargenet.Webhook
@@ -160,7 +160,7 @@ func testOutbox(t *testing.T, open Opener) {
 	w2 := NewWebhook("p", start, chargenet.EventConnectorUpdated, chargenet.EventStatusChanged)
 	w3 := NewWebhook("p", start, chargenet.EventStatusChanged)
 	for _, w := range []*chargenet.Webhook{&w1, &w2, &w3} {
-		require.NoError(t, s.CreateWebhook(ctx, w))
+		require.NoError(t, s.CreateWebhook(ctx, w, nil))
 	}
 
 	at := now()
@@ -289,7 +289,7 @@ func testReceiverDown(t *testing.T, open Opener) {
 	ctx := t.Context()
 	start := now()
 	w := NewWebhook("p", start, chargenet.EventConnectorUpdated)
-	require.NoError(t, s.CreateWebhook(ctx, &w))
+	require.NoError(t, s.CreateWebhook(ctx, &w, nil))
 	update := func(p float64, at time.Time) {
 		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", at)
 		require.NoError(t, err)
@@ -330,7 +330,7 @@ func testStatusNotification(t *testing.T, open Opener) {
 	ctx := t.Context()
 	start := now()
 	w := NewWebhook("p", start, chargenet.EventStatusChanged)
-	require.NoError(t, s.CreateWebhook(ctx, &w))
+	require.NoError(t, s.CreateWebhook(ctx, &w, nil))
 	notify := func(n chargenet.StatusNotification, at time.Time) (*chargenet.StatusResult, error) {
 		return s.ApplyStatusNotification(ctx, &n, at)
 	}
@@ -472,7 +472,7 @@ func testAnnounce(t *testing.T, open Opener) {
 	assert.Zero(t, n.Load(), "no subscriber: nothing to announce")
 
 	w := NewWebhook("p", now(), chargenet.EventConnectorUpdated, chargenet.EventStatusChanged)
-	require.NoError(t, s.CreateWebhook(ctx, &w))
+	require.NoError(t, s.CreateWebhook(ctx, &w, nil))
 	require.NoError(t, patch(12))
 	assert.Equal(t, int64(1), n.Load(), "a PATCH with a subscriber is announced before it returns")
 	require.Error(t, patch(-1))

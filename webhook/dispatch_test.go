@@ -76,7 +76,7 @@ func newFixture(t *testing.T, url string) *fixture {
 	now := time.Now()
 	w := &chargenet.Webhook{ID: chargenet.NewID("wh_", now), Owner: "p", URL: url, Enabled: true, Secret: chargenet.NewWebhookSecret(),
 		CreatedAt: now, UpdatedAt: now, Subscriptions: []chargenet.Subscription{{Type: chargenet.EventConnectorUpdated, APIVersion: "1.0"}}}
-	require.NoError(t, s.CreateWebhook(ctx, w))
+	require.NoError(t, s.CreateWebhook(ctx, w, nil))
 	return &fixture{store: s, hook: w}
 }
 

@@ -68,6 +68,11 @@ func CheckExchange(req *http.Request, status int, header http.Header, body []byt
 		return nil
 	}
 	route, params, ferr := r.FindRoute(req)
+	for _, v := range params {
+		if v == "" { // "/v1/locations" matched "/v1/locations/{id}": not that operation's path
+			ferr = fmt.Errorf("no operation at %s %s", req.Method, req.URL.Path)
+		}
+	}
 	if ferr != nil || outside {
 		documented := status == http.StatusNotFound || status == http.StatusMethodNotAllowed ||
 			(outside && status == http.StatusServiceUnavailable)

@@ -377,7 +377,7 @@ func (g *group) apply(op *Op) error {
 	e.Version++
 	e.LastUpdated = op.Now
 	g.change(e).fields[op.ConnectorID] |= PatchFields(op.Patch)
-	out := clone(e)
+	out := e.Clone()
 	if g.subscribed[chargenet.EventConnectorUpdated] {
 		ev, err := chargenet.NewConnectorUpdatedEvent(out, op.ConnectorID, op.Now)
 		if err != nil {
@@ -408,11 +408,4 @@ func (g *group) applyNote(op *Op) error {
 	res := plan.Result
 	op.Result = &res
 	return nil
-}
-
-// clone returns a copy of e that shares no connector with it.
-func clone(e *chargenet.EVSE) *chargenet.EVSE {
-	cp := *e
-	cp.Connectors = slices.Clone(e.Connectors)
-	return &cp
 }

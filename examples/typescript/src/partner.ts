@@ -21,6 +21,9 @@ type ApiError = components["schemas"]["Error"];
 type Pagination = components["schemas"]["Pagination"];
 type WebhookWithSecret = components["schemas"]["WebhookWithSecret"];
 type Webhook = components["schemas"]["Webhook"];
+type LocationInput = components["schemas"]["LocationInput"];
+type EVSECreate = components["schemas"]["EVSECreate"];
+type ConnectorCreate = components["schemas"]["ConnectorCreate"];
 
 // ---------------------------------------------------------------------------------------
 // Checks: every check prints one line; a failed one is remembered and fails the run.
@@ -40,8 +43,17 @@ function check(ok: boolean, what: string, detail?: unknown): boolean {
   return ok;
 }
 
+/** canonical is JSON with the keys of every object sorted: member order means nothing in JSON. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_key, value: unknown) =>
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value,
+  );
+}
+
 function equal<T>(got: T, want: T, what: string): boolean {
-  return check(JSON.stringify(got) === JSON.stringify(want), what, `got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  return check(canonical(got) === canonical(want), what, `got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
 }
 
 /** Fatal stops the scenario: later steps depend on what failed. */
@@ -137,6 +149,73 @@ function checkPagination(what: string, p: Pagination, first: boolean): void {
   equal(p.has_more, p.next_cursor !== null, `${what}: has_more is true exactly when next_cursor is set`);
   if (first) equal(p.previous_cursor, null, `${what}: first page has no previous_cursor`);
   else check(typeof p.previous_cursor === "string" && p.previous_cursor !== "", `${what}: previous_cursor is set`, p.previous_cursor);
+}
+
+// ---------------------------------------------------------------------------------------
+// Response headers: X-Request-Id and the X-RateLimit-* headers are declared on every
+// response of the contract. openapi-fetch hands back the Fetch Response; the types of the
+// declared headers come from the generated schema, and the compile-time checks below fail
+// `tsc` if an operation this program uses stops declaring them.
+
+type Responses<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R } ? R : never;
+type DeclaredHeaders<P extends keyof paths, M extends keyof paths[P], S extends keyof Responses<P, M>> =
+  Responses<P, M>[S] extends { headers: infer H } ? H : never;
+
+/** The headers every answer to an accepted API key carries, typed as the contract declares them. */
+interface Meta {
+  requestId: components["headers"]["XRequestId"];
+  limit: components["headers"]["XRateLimitLimit"];
+  remaining: components["headers"]["XRateLimitRemaining"];
+  reset: components["headers"]["XRateLimitReset"];
+}
+type MetaHeaders = {
+  "X-Request-Id": Meta["requestId"];
+  "X-RateLimit-Limit": Meta["limit"];
+  "X-RateLimit-Remaining": Meta["remaining"];
+  "X-RateLimit-Reset": Meta["reset"];
+};
+/** true when the operation's response declares the Meta headers with their types. */
+type DeclaresMeta<H> = H extends MetaHeaders ? true : false;
+export const declared: Record<string, true> = {
+  putLocation201: true satisfies DeclaresMeta<DeclaredHeaders<"/v1/locations/{id}", "put", 201>>,
+  putLocation200: true satisfies DeclaresMeta<DeclaredHeaders<"/v1/locations/{id}", "put", 200>>,
+  deleteLocation200: true satisfies DeclaresMeta<DeclaredHeaders<"/v1/locations/{id}", "delete", 200>>,
+  createEvse201: true satisfies DeclaresMeta<DeclaredHeaders<"/v2/evses", "post", 201>>,
+  updateEvse200: true satisfies DeclaresMeta<DeclaredHeaders<"/v2/evses/{uid}", "patch", 200>>,
+  removeEvse200: true satisfies DeclaresMeta<DeclaredHeaders<"/v2/evses/{uid}", "delete", 200>>,
+  createConnector201: true satisfies DeclaresMeta<DeclaredHeaders<"/v2/evses/{uid}/connectors", "post", 201>>,
+  deleteConnector200: true satisfies DeclaresMeta<DeclaredHeaders<"/v2/evses/{uid}/connectors/{connectorId}", "delete", 200>>,
+};
+/** The ETag, Location and Idempotent-Replayed headers of createEvse's 201, as declared. */
+type CreatedHeaders = Pick<DeclaredHeaders<"/v2/evses", "post", 201>, "ETag" | "Location" | "Idempotent-Replayed">;
+
+/** Reads and checks the Meta headers of an answer: present, and integers where declared. */
+function meta(what: string, response: Response): Meta | undefined {
+  const h = response.headers;
+  const int = (name: keyof MetaHeaders): number | undefined => {
+    const raw = h.get(name);
+    const n = raw === null ? NaN : Number(raw);
+    return check(raw !== null && Number.isInteger(n) && n >= 0, `${what}: ${name} is a non-negative integer`, raw) ? n : undefined;
+  };
+  const requestId = h.get("X-Request-Id");
+  check(requestId !== null && requestId !== "", `${what}: X-Request-Id`, requestId);
+  const limit = int("X-RateLimit-Limit");
+  const remaining = int("X-RateLimit-Remaining");
+  const reset = int("X-RateLimit-Reset");
+  if (requestId === null || limit === undefined || remaining === undefined || reset === undefined) return undefined;
+  check(remaining < limit, `${what}: X-RateLimit-Remaining (${remaining}) is below X-RateLimit-Limit (${limit})`);
+  return { requestId, limit, remaining, reset };
+}
+
+/** Reads the declared headers of a creation answer. */
+function created(response: Response): Partial<CreatedHeaders> {
+  const out: Partial<CreatedHeaders> = {};
+  const etag = response.headers.get("ETag");
+  if (etag !== null) out.ETag = etag;
+  const location = response.headers.get("Location");
+  if (location !== null) out.Location = location;
+  if (response.headers.get("Idempotent-Replayed") === "true") out["Idempotent-Replayed"] = "true";
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -363,6 +442,156 @@ async function webhooks(): Promise<void> {
   equal(after.response.status, 404, "a deleted subscription is gone");
 }
 
+/** A new location, an EVSE at it with a connector added and deleted, then both removed. */
+async function lifecycle(): Promise<void> {
+  const stamp = Date.now().toString(36).toUpperCase();
+  const id = `LOC-TS-${stamp}`;
+  console.log(`lifecycle: PUT /v1/locations/${id}, POST /v2/evses, connectors, PATCH, DELETE`);
+  const locPath = { params: { path: { id } } };
+  const input: LocationInput = {
+    name: "Partner Depot",
+    address: "Hafenstraße 1",
+    city: "Hamburg",
+    postalCode: "20457",
+    country: "DEU",
+    coordinates: { latitude: 53.5413, longitude: 9.9842 },
+    timeZone: "Europe/Berlin",
+  };
+
+  // PUT creates (201 + Location), the same PUT again changes nothing (200).
+  const put = await api.PUT("/v1/locations/{id}", { ...locPath, body: input });
+  const loc = must(put.data, `PUT /v1/locations/${id}: success`, put.error ?? put.response.status);
+  equal(put.response.status, 201, "PUT of a new id answers 201");
+  equal(put.response.headers.get("Location"), `/v1/locations/${id}`, "201 Location names the new location");
+  equal({ ...loc, lastUpdated: "" }, { ...input, id, evseUids: [], lastUpdated: "" }, "the location holds the fields sent, no EVSEs");
+  const first = meta("PUT /v1/locations", put.response);
+  const again = await api.PUT("/v1/locations/{id}", { ...locPath, body: input });
+  equal(again.response.status, 200, "the same PUT again answers 200");
+  equal(again.data?.lastUpdated, loc.lastUpdated, "an unchanged PUT leaves lastUpdated");
+  const second = meta("PUT /v1/locations again", again.response);
+  if (first && second) {
+    check(second.requestId !== first.requestId, "each answer has its own X-Request-Id", [first.requestId, second.requestId]);
+    equal(second.limit, first.limit, "X-RateLimit-Limit is the same on both answers");
+    check(second.remaining < first.remaining || second.reset > first.reset, "X-RateLimit-Remaining counts down within a window", [first, second]);
+  }
+
+  // POST /v2/evses with an Idempotency-Key: 201, ETag, Location; a replay creates nothing.
+  const key = crypto.randomUUID();
+  const connector: ConnectorCreate = {
+    standard: "IEC_62196_T2",
+    format: "SOCKET",
+    powerType: "AC_3_PHASE",
+    maxElectricPower: 22,
+    maxAmperage: 32,
+    maxVoltage: 400,
+    tariffIds: ["AC-STANDARD"],
+  };
+  const evseBody: EVSECreate = {
+    evseId: `DE*TSP*E${stamp}*1`,
+    chargeboxId: 7001,
+    locationId: id,
+    connectors: [{ id: 1, ...connector }],
+  };
+  const post = await api.POST("/v2/evses", { params: { header: { "Idempotency-Key": key } }, body: evseBody });
+  const evse = must(post.data, "POST /v2/evses: 201", post.error ?? post.response.status);
+  equal(post.response.status, 201, "POST /v2/evses answers 201");
+  const h = created(post.response);
+  equal(h.Location, `/v2/evses/${evse.uid}`, "201 Location names the new EVSE");
+  check(/^"[^"]*"$/.test(h.ETag ?? ""), "201 carries a strong ETag", h.ETag);
+  equal(h["Idempotent-Replayed"], undefined, "a first answer is not marked replayed");
+  equal(evse.status, "PLANNED", "a new EVSE is PLANNED");
+  equal([evse.evseId, evse.chargeboxId, evse.locationId], [evseBody.evseId, 7001, id], "the EVSE holds the fields sent");
+  const want: Connector = { id: 1, ...connector, tariffIds: connector.tariffIds ?? [] };
+  equal(evse.connectors, [want], "the EVSE holds the connector sent");
+  meta("POST /v2/evses", post.response);
+
+  const replay = await api.POST("/v2/evses", { params: { header: { "Idempotency-Key": key } }, body: evseBody });
+  equal(replay.response.status, 201, "a replay with the same key answers 201 again");
+  equal(created(replay.response)["Idempotent-Replayed"], "true", "the replay says Idempotent-Replayed: true");
+  equal(replay.data, evse, "the replay answers the same EVSE");
+  equal(created(replay.response).ETag, h.ETag, "the replay answers the same ETag");
+  meta("POST /v2/evses replayed", replay.response);
+  const inLoc = await api.GET("/v1/locations/{id}", locPath);
+  equal(inLoc.data?.evseUids, [evse.uid], "the location holds one EVSE: the replay created nothing");
+
+  const reused = await api.POST("/v2/evses", {
+    params: { header: { "Idempotency-Key": key } },
+    body: { ...evseBody, chargeboxId: 7002 },
+  });
+  checkError("POST /v2/evses with a used key and another body", reused.response, reused.error, 422, "idempotency_key_reused", "Idempotency-Key");
+
+  // Add a connector (id 2) conditionally, then delete it.
+  const uidPath = { uid: evse.uid };
+  const dc: ConnectorCreate = {
+    standard: "IEC_62196_T2_COMBO",
+    format: "CABLE",
+    powerType: "DC",
+    maxElectricPower: 150,
+    maxAmperage: 375,
+    maxVoltage: 920,
+  };
+  const etag1 = h.ETag ?? "*";
+  const addConn = await api.POST("/v2/evses/{uid}/connectors", {
+    params: { path: uidPath, header: { "Idempotency-Key": crypto.randomUUID(), "If-Match": etag1 } },
+    body: dc,
+  });
+  const withDc = must(addConn.data, "POST /v2/evses/{uid}/connectors: 201", addConn.error ?? addConn.response.status);
+  equal(addConn.response.status, 201, "adding a connector answers 201");
+  equal(withDc.connectors.map((c) => c.id), [1, 2], "the new connector gets id 2");
+  equal(connectorOf(withDc, 2), { id: 2, ...dc, tariffIds: [] }, "the new connector holds the fields sent");
+  const etag2 = addConn.response.headers.get("ETag");
+  check(etag2 !== null && etag2 !== etag1, "adding a connector answers a new ETag", [etag1, etag2]);
+  meta("POST /v2/evses/{uid}/connectors", addConn.response);
+  const staleAdd = await api.POST("/v2/evses/{uid}/connectors", {
+    params: { path: uidPath, header: { "Idempotency-Key": crypto.randomUUID(), "If-Match": etag1 } },
+    body: dc,
+  });
+  checkError("POST /v2/evses/{uid}/connectors with a stale If-Match", staleAdd.response, staleAdd.error, 412, "precondition_failed", "If-Match");
+
+  const delConn = await api.DELETE("/v2/evses/{uid}/connectors/{connectorId}", {
+    params: { path: { ...uidPath, connectorId: 2 }, header: { "If-Match": etag2 ?? "*" } },
+  });
+  const without = must(delConn.data, "DELETE /v2/evses/{uid}/connectors/2: 200", delConn.error ?? delConn.response.status);
+  check(typeof connectorOf(without, 2)?.deletedAt === "string", "the deleted connector has deletedAt", connectorOf(without, 2));
+  equal(connectorOf(without, 1)?.deletedAt, undefined, "connector 1 is untouched");
+  meta("DELETE /v2/evses/{uid}/connectors/2", delConn.response);
+  const noConn = await api.DELETE("/v2/evses/{uid}/connectors/{connectorId}", { params: { path: { ...uidPath, connectorId: 9 } } });
+  checkError("DELETE /v2/evses/{uid}/connectors/9", noConn.response, noConn.error, 404, "not_found");
+
+  // Commission it (PLANNED -> AVAILABLE); back to PLANNED is refused.
+  const etag3 = delConn.response.headers.get("ETag") ?? "*";
+  const commission = await api.PATCH("/v2/evses/{uid}", {
+    params: { path: uidPath, header: { "If-Match": etag3 } },
+    body: { status: "AVAILABLE" },
+  });
+  const live = must(commission.data, "PATCH /v2/evses/{uid} status AVAILABLE: 200", commission.error ?? commission.response.status);
+  equal(live.status, "AVAILABLE", "the EVSE is AVAILABLE");
+  meta("PATCH /v2/evses/{uid}", commission.response);
+  const back = await api.PATCH("/v2/evses/{uid}", { params: { path: uidPath }, body: { status: "PLANNED" } });
+  checkError("PATCH /v2/evses/{uid} AVAILABLE -> PLANNED", back.response, back.error, 409, "invalid_transition", "status");
+
+  // The location cannot go while it holds an EVSE that is not removed.
+  const inUse = await api.DELETE("/v1/locations/{id}", locPath);
+  checkError(`DELETE /v1/locations/${id} with a live EVSE`, inUse.response, inUse.error, 409, "location_in_use");
+
+  // Remove the EVSE, then delete the location.
+  const removed = await api.DELETE("/v2/evses/{uid}", { params: { path: uidPath } });
+  const gone = must(removed.data, "DELETE /v2/evses/{uid}: 200", removed.error ?? removed.response.status);
+  equal(gone.status, "REMOVED", "the EVSE is REMOVED");
+  meta("DELETE /v2/evses/{uid}", removed.response);
+  const late = await api.PATCH("/v2/evses/{uid}", { params: { path: uidPath }, body: { status: "AVAILABLE" } });
+  checkError("PATCH a REMOVED EVSE", late.response, late.error, 409, "evse_removed");
+
+  const delLoc = await api.DELETE("/v1/locations/{id}", locPath);
+  const deleted = must(delLoc.data, `DELETE /v1/locations/${id}: 200`, delLoc.error ?? delLoc.response.status);
+  check(typeof deleted.deletedAt === "string", "the deleted location has deletedAt", deleted.deletedAt);
+  meta("DELETE /v1/locations", delLoc.response);
+  const read = await api.GET("/v1/locations/{id}", locPath);
+  equal(read.data, deleted, "a deleted location stays readable");
+  const reuse = await api.PUT("/v1/locations/{id}", { ...locPath, body: input });
+  checkError("PUT on a deleted location", reuse.response, reuse.error, 409, "location_deleted");
+}
+
 async function main(): Promise<void> {
   console.log(`partner scenario against ${baseUrl}`);
   try {
@@ -376,6 +605,7 @@ async function main(): Promise<void> {
     await patchAndReadBack(1002, 1);
     await errors();
     await webhooks();
+    await lifecycle();
   } catch (e) {
     if (!(e instanceof Fatal)) {
       failures.push(`unexpected exception: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);

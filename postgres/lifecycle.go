@@ -1,0 +1,429 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// The writes of the inventory's life cycle take their locks in one order, so that they
+// cannot deadlock: CreateEVSE inventoryLock first; then the row of the idempotency key
+// (claimKey); then ChangeEVSE the EVSE's row; then the locations, in id order.
+// PutLocation and DeleteLocation lock only their location. A write that puts an EVSE at
+// a location locks the location's row (FOR NO KEY UPDATE) before checking it, so a
+// location cannot be deleted between the check and the commit of the EVSE.
+
+const upsertConnectorQuery = `INSERT INTO connectors (` + connectorColumns + `) ` +
+	`VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (evse_uid, id) DO UPDATE SET ` +
+	`standard = EXCLUDED.standard, format = EXCLUDED.format, power_type = EXCLUDED.power_type, ` +
+	`max_electric_power = EXCLUDED.max_electric_power, max_amperage = EXCLUDED.max_amperage, ` +
+	`max_voltage = EXCLUDED.max_voltage, tariff_ids = EXCLUDED.tariff_ids, error_code = EXCLUDED.error_code, ` +
+	`error_info = EXCLUDED.error_info, error_vendor_code = EXCLUDED.error_vendor_code, deleted_at = EXCLUDED.deleted_at`
+
+// writeConnectors inserts or overwrites every connector of e (its status times stay as
+// they are), in one round trip.
+func writeConnectors(ctx context.Context, tx pgx.Tx, e *chargenet.EVSE) error {
+	var b pgx.Batch
+	for i := range e.Connectors {
+		c := &e.Connectors[i]
+		tariffs := c.TariffIDs
+		if tariffs == nil {
+			tariffs = []string{} // NOT NULL
+		}
+		var code, info, vendor pgtype.Text
+		if c.Error != nil {
+			code = pgtype.Text{String: string(c.Error.Code), Valid: true}
+			info = pgtype.Text{String: c.Error.Info, Valid: true}
+			vendor = pgtype.Text{String: c.Error.VendorErrorCode, Valid: true}
+		}
+		var deleted pgtype.Timestamptz
+		if c.DeletedAt != nil {
+			deleted = pgtype.Timestamptz{Time: stamp(*c.DeletedAt), Valid: true}
+		}
+		b.Queue(upsertConnectorQuery, e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType),
+			c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted)
+	}
+	return tx.SendBatch(ctx, &b).Close()
+}
+
+// stampEVSE sets e's times as they are stored: UTC, to the microsecond.
+func stampEVSE(e *chargenet.EVSE) {
+	e.LastUpdated = stamp(e.LastUpdated)
+	for i := range e.Connectors {
+		if d := e.Connectors[i].DeletedAt; d != nil {
+			t := stamp(*d)
+			e.Connectors[i].DeletedAt = &t
+		}
+	}
+}
+
+// lockLocationRef locks location id, which a new or changed EVSE refers to, and checks
+// that it exists and is not deleted. Errors: an ErrInvalid *chargenet.Error with Param
+// "locationId" when there is no such location; an ErrConflict one with Code
+// location_deleted and Param "locationId" when it is deleted; driver errors, unwrapped.
+func lockLocationRef(ctx context.Context, tx pgx.Tx, id string) error {
+	var deleted pgtype.Timestamptz
+	err := tx.QueryRow(ctx, `SELECT deleted_at FROM locations WHERE id = $1 FOR NO KEY UPDATE`, id).Scan(&deleted)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return chargenet.Errorf(chargenet.ErrInvalid, chargenet.CodeInvalidBody, "locationId",
+			"locationId: location %q does not exist", id)
+	}
+	if err != nil {
+		return err
+	}
+	if deleted.Valid {
+		return chargenet.LocationDeletedParam("locationId", id, deleted.Time)
+	}
+	return nil
+}
+
+// touchLocations sets the LastUpdated of the locations ids (empty ones skipped) to at.
+func touchLocations(ctx context.Context, tx pgx.Tx, at time.Time, ids ...string) error {
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "" })
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE locations SET last_updated = $1 WHERE id = ANY($2)`, at, ids)
+	return err
+}
+
+// CreateEVSE stores e, already checked by (*chargenet.EVSE).PrepareNew, with the next
+// UID (one more than the highest in use: REMOVED EVSEs keep theirs, so a UID is never
+// given twice), in one transaction with its connectors, its evse.created event (see
+// recordEvents), the LastUpdated (now) of its location and idem's answer (made of the
+// EVSE as stored) when idem is not nil. Creates, and Import, take turns through an
+// advisory lock, so that concurrent creates, on several replicas too, get distinct
+// UIDs. It returns the EVSE as stored, times in UTC to the microsecond; e is not
+// changed.
+//
+// Errors, checked in this order: chargenet.IdempotencyKeyInUse when idem's key has an
+// unexpired answer; an ErrInvalid *chargenet.Error with Param "locationId" when the
+// location does not exist; an ErrConflict one with Code location_deleted and Param
+// "locationId" when it is deleted; an ErrConflict one with Code conflict and Param
+// "evseId" when the evseId is taken; an error of idem.Answer, unchanged; otherwise
+// wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the database
+// cannot be reached. Nothing is written when an error is returned.
+func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+	now = stamp(now)
+	out := *e
+	out.Connectors = slices.Clone(e.Connectors)
+	stampEVSE(&out)
+	var queued bool
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, inventoryLock); err != nil {
+			return err
+		}
+		if err := claimKey(ctx, tx, idem, now); err != nil {
+			return err
+		}
+		if err := lockLocationRef(ctx, tx, out.LocationID); err != nil {
+			return err
+		}
+		var taken bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM evses WHERE evse_id = $1)`, out.EvseID).Scan(&taken); err != nil {
+			return err
+		}
+		if taken {
+			return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, "evseId", "an EVSE with evseId %q already exists", out.EvseID)
+		}
+		if err := tx.QueryRow(ctx, `INSERT INTO evses (uid, evse_id, chargebox_id, location_id, status, last_updated, version, operator_hold) `+
+			`SELECT COALESCE(max(uid), 0) + 1, $1::text, $2::bigint, $3::text, $4::text, $5::timestamptz, $6::bigint, $7::boolean `+
+			`FROM evses RETURNING uid`,
+			out.EvseID, out.ChargeboxID, out.LocationID, string(out.Status), out.LastUpdated, out.Version, out.OperatorHold).
+			Scan(&out.UID); err != nil {
+			return err
+		}
+		if err := writeConnectors(ctx, tx, &out); err != nil {
+			return err
+		}
+		if err := touchLocations(ctx, tx, now, out.LocationID); err != nil {
+			return err
+		}
+		ev, err := chargenet.NewEVSEEvent(chargenet.EventEVSECreated, &out, now)
+		if err != nil {
+			return err
+		}
+		if queued, err = recordEvents(ctx, tx, ev); err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, idem, &out, now)
+	})
+	if err != nil {
+		return nil, s.wrap("create evse", err)
+	}
+	if queued {
+		s.Announce()
+	}
+	return &out, nil
+}
+
+// ChangeEVSE applies change to EVSE uid in one transaction: it claims idem's key, locks
+// the EVSE's row (SELECT ... FOR UPDATE, so changes of one EVSE queue, with
+// UpdateConnector and status notifications too), reads it with its connectors and
+// operator hold, and calls change. When change leaves the Version as it was, the
+// transaction is rolled back and the EVSE is returned as read. Otherwise it checks and
+// locks a new location, writes the EVSE (every field but uid and evseId), all its
+// connectors, the events change returned (see recordEvents), the LastUpdated (now) of
+// the old and the new location when the location changed, and idem's answer (made of
+// the EVSE as committed) when idem is not nil, and returns the EVSE as committed, times
+// in UTC to the microsecond.
+//
+// Errors, checked in this order: chargenet.IdempotencyKeyInUse when idem's key has an
+// unexpired answer; an ErrNotFound *chargenet.Error with Param "uid" when there is no
+// such EVSE (change is not called); change's errors, unchanged; an ErrInvalid
+// *chargenet.Error with Param "locationId" when a new location does not exist, an
+// ErrConflict one with Code location_deleted when it is deleted; an error of
+// idem.Answer, unchanged; otherwise wrapped driver or context errors, wrapping
+// chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
+// an error is returned.
+func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+	now = stamp(now)
+	var e chargenet.EVSE
+	var queued bool
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := claimKey(ctx, tx, idem, now); err != nil {
+			return err
+		}
+		var err error
+		if e, err = lockEVSE(ctx, tx, uid); err != nil {
+			return err
+		}
+		read := e
+		read.Connectors = cloneConnectors(e.Connectors)
+		events, err := change(&e)
+		if err != nil {
+			return err
+		}
+		if e.Version == read.Version {
+			e = read // as read, whatever change did to it
+			return errNoChange
+		}
+		stampEVSE(&e)
+		moved := e.LocationID != read.LocationID
+		if moved {
+			// Both locations in id order, the order every writer locks them in.
+			ids := []string{read.LocationID, e.LocationID}
+			slices.Sort(ids)
+			for _, id := range ids {
+				if id == e.LocationID {
+					if err := lockLocationRef(ctx, tx, id); err != nil {
+						return err
+					}
+				} else if id != "" {
+					if _, err := tx.Exec(ctx, `SELECT 1 FROM locations WHERE id = $1 FOR NO KEY UPDATE`, id); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE evses SET chargebox_id = $2, location_id = $3, status = $4, operator_hold = $5, `+
+			`version = $6, last_updated = $7 WHERE uid = $1`, uid, e.ChargeboxID, nullText(e.LocationID), string(e.Status),
+			e.OperatorHold, e.Version, e.LastUpdated); err != nil {
+			return err
+		}
+		if err := writeConnectors(ctx, tx, &e); err != nil {
+			return err
+		}
+		if moved {
+			if err := touchLocations(ctx, tx, now, read.LocationID, e.LocationID); err != nil {
+				return err
+			}
+		}
+		if queued, err = recordEvents(ctx, tx, events...); err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, idem, &e, now)
+	})
+	if errors.Is(err, errNoChange) {
+		return &e, nil
+	}
+	if err != nil {
+		return nil, s.wrap("change evse", err)
+	}
+	if queued {
+		s.Announce()
+	}
+	return &e, nil
+}
+
+// errNoChange rolls back a transaction that has nothing to write (the claim of an
+// idempotency key included).
+var errNoChange = errors.New("no change")
+
+// cloneConnectors returns a deep copy of cs.
+func cloneConnectors(cs []chargenet.Connector) []chargenet.Connector {
+	out := make([]chargenet.Connector, len(cs))
+	for i, c := range cs {
+		c.TariffIDs = slices.Clone(c.TariffIDs)
+		if c.Error != nil {
+			ce := *c.Error
+			c.Error = &ce
+		}
+		if c.DeletedAt != nil {
+			d := *c.DeletedAt
+			c.DeletedAt = &d
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// lockLocation locks the row of location id (FOR NO KEY UPDATE), then reads it with its
+// EVSE uids; ok is false when there is none. The read is a statement of its own, after
+// the lock, so that it sees what the previous holder of the lock committed, EVSEs put
+// at the location included.
+func lockLocation(ctx context.Context, tx pgx.Tx, id string) (l chargenet.Location, ok bool, err error) {
+	tag, err := tx.Exec(ctx, `SELECT 1 FROM locations WHERE id = $1 FOR NO KEY UPDATE`, id)
+	if err != nil || tag.RowsAffected() == 0 {
+		return l, false, err
+	}
+	rows, err := tx.Query(ctx, selectLocations+` WHERE l.id = $1`, id)
+	if err != nil {
+		return l, false, err
+	}
+	l, err = pgx.CollectExactlyOneRow(rows, scanLocation)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return l, false, nil
+	}
+	return l, err == nil, err
+}
+
+// PutLocation creates location l, or replaces the fields a client sets of the existing
+// one, in one transaction that locks its row, with LastUpdated now (UTC, to the
+// microsecond) and the event location.created or location.updated (see recordEvents),
+// and returns the location as committed, with its EVSE uids. l's EvseUIDs, LastUpdated
+// and DeletedAt are ignored. A replacement with the same fields
+// ((*chargenet.Location).SameFields) writes nothing and returns the location as stored.
+// Of two concurrent creates of one id, the second is a replacement.
+//
+// Errors: an ErrConflict *chargenet.Error with Code location_deleted and Param "id"
+// when the location was deleted; otherwise wrapped driver or context errors, wrapping
+// chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
+// an error is returned.
+func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time.Time) (*chargenet.Location, bool, error) {
+	now = stamp(now)
+	var out chargenet.Location
+	var created, queued bool
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		cur, ok, err := lockLocation(ctx, tx, l.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			tag, err := tx.Exec(ctx, `INSERT INTO locations (id, name, address, city, postal_code, country, latitude, longitude, `+
+				`time_zone, last_updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
+				l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country, l.Latitude, l.Longitude, l.TimeZone, now)
+			if err != nil {
+				return err
+			}
+			if created = tag.RowsAffected() == 1; !created {
+				// Created meanwhile by another transaction, now committed: replace it.
+				if cur, ok, err = lockLocation(ctx, tx, l.ID); err != nil {
+					return err
+				}
+				if !ok {
+					return errors.New("location " + l.ID + " neither inserted nor found")
+				}
+			}
+		}
+		typ := chargenet.EventLocationCreated
+		if created {
+			out = *l
+			out.EvseUIDs, out.LastUpdated, out.DeletedAt = []int64{}, now, nil
+		} else {
+			if cur.DeletedAt != nil {
+				return chargenet.LocationDeleted(l.ID, *cur.DeletedAt)
+			}
+			if cur.SameFields(l) {
+				out = cur
+				return nil
+			}
+			if _, err := tx.Exec(ctx, `UPDATE locations SET name = $2, address = $3, city = $4, postal_code = $5, country = $6, `+
+				`latitude = $7, longitude = $8, time_zone = $9, last_updated = $10 WHERE id = $1`,
+				l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country, l.Latitude, l.Longitude, l.TimeZone, now); err != nil {
+				return err
+			}
+			out = *l
+			out.EvseUIDs, out.LastUpdated, out.DeletedAt = cur.EvseUIDs, now, nil
+			typ = chargenet.EventLocationUpdated
+		}
+		ev, err := chargenet.NewLocationEvent(typ, &out, now)
+		if err != nil {
+			return err
+		}
+		queued, err = recordEvents(ctx, tx, ev)
+		return err
+	})
+	if err != nil {
+		return nil, false, s.wrap("put location", err)
+	}
+	if queued {
+		s.Announce()
+	}
+	return &out, created, nil
+}
+
+// DeleteLocation marks location id deleted, with DeletedAt and LastUpdated now (UTC, to
+// the microsecond) and its location.deleted event (see recordEvents), in one
+// transaction that locks its row, and returns it as committed; a location deleted
+// already is returned as it is. The row stays: Location still finds it, ListLocations
+// no longer does, and its id cannot be used again.
+//
+// Errors: an ErrNotFound *chargenet.Error with Param "id" when there is no such
+// location; chargenet.LocationInUse, naming them, while EVSEs at it are not REMOVED;
+// otherwise wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the
+// database cannot be reached. Nothing is written when an error is returned.
+func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*chargenet.Location, error) {
+	now = stamp(now)
+	var out chargenet.Location
+	var queued bool
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		l, ok, err := lockLocation(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return chargenet.LocationNotFound("id", id)
+		}
+		if l.DeletedAt != nil {
+			out = l
+			return nil
+		}
+		// After the lock: an EVSE created at or moved to the location meanwhile is seen.
+		rows, err := tx.Query(ctx, `SELECT uid FROM evses WHERE location_id = $1 AND status <> $2 ORDER BY uid`,
+			id, string(chargenet.StatusRemoved))
+		if err != nil {
+			return err
+		}
+		inUse, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		if len(inUse) > 0 {
+			return chargenet.LocationInUse(id, inUse)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE locations SET deleted_at = $2, last_updated = $2 WHERE id = $1`, id, now); err != nil {
+			return err
+		}
+		l.DeletedAt, l.LastUpdated = &now, now
+		out = l
+		ev, err := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, &out, now)
+		if err != nil {
+			return err
+		}
+		queued, err = recordEvents(ctx, tx, ev)
+		return err
+	})
+	if err != nil {
+		return nil, s.wrap("delete location", err)
+	}
+	if queued {
+		s.Announce()
+	}
+	return &out, nil
+}

@@ -1,0 +1,188 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/gen"
+)
+
+// PutLocation answers PUT /v1/locations/{id}: 201 with the new location, or 200 with the
+// replaced (or unchanged) one.
+func (s *Server) PutLocation(ctx context.Context, req gen.PutLocationRequestObject) (gen.PutLocationResponseObject, error) {
+	if req.Body == nil {
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
+	}
+	if req.Body.Id != nil && *req.Body.Id != req.Id {
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "id", "id %q in the body differs from %q in the path", *req.Body.Id, req.Id)
+	}
+	l := locationFromInput(req.Id, req.Body)
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct{ param, value string }{{"name", l.Name}, {"address", l.Address}, {"city", l.City}, {"postalCode", l.PostalCode}} {
+		if err := chargenet.CheckText(f.param, f.value); err != nil {
+			return nil, err
+		}
+	}
+	stored, created, err := s.store.PutLocation(ctx, &l, s.now().UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		location := "/v1/locations/" + stored.ID
+		return gen.PutLocation201JSONResponse{Body: LocationToAPI(stored), Headers: gen.PutLocation201ResponseHeaders{Location: &location}}, nil
+	}
+	return gen.PutLocation200JSONResponse{Body: LocationToAPI(stored)}, nil
+}
+
+// DeleteLocation answers DELETE /v1/locations/{id}.
+func (s *Server) DeleteLocation(ctx context.Context, req gen.DeleteLocationRequestObject) (gen.DeleteLocationResponseObject, error) {
+	l, err := s.store.DeleteLocation(ctx, req.Id, s.now().UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return nil, err
+	}
+	return gen.DeleteLocation200JSONResponse{Body: LocationToAPI(l)}, nil
+}
+
+// CreateEvse answers POST /v2/evses: 201 with the new EVSE, its ETag and its path.
+func (s *Server) CreateEvse(ctx context.Context, req gen.CreateEvseRequestObject) (gen.CreateEvseResponseObject, error) {
+	if req.Body == nil {
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
+	}
+	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
+	e := evseFromCreate(req.Body)
+	if err := e.PrepareNew(now); err != nil {
+		return nil, err
+	}
+	idem := s.idempotency(ctx, func(created any) (*chargenet.IdempotentAnswer, error) {
+		r := createdEVSE(created.(*chargenet.EVSE))
+		return keptAnswer(http.StatusCreated, r.Body, map[string]string{"ETag": *r.Headers.ETag, "Location": *r.Headers.Location})
+	})
+	stored, err := s.store.CreateEVSE(ctx, &e, idem, now)
+	if err != nil {
+		return nil, err
+	}
+	return createdEVSE(stored), nil
+}
+
+func createdEVSE(e *chargenet.EVSE) gen.CreateEvse201JSONResponse {
+	etag, location := e.ETag(), "/v2/evses/"+strconv.FormatInt(e.UID, 10)
+	return gen.CreateEvse201JSONResponse{Body: EVSEToAPI(e), Headers: gen.CreateEvse201ResponseHeaders{ETag: &etag, Location: &location}}
+}
+
+// UpdateEvse answers PATCH /v2/evses/{uid}: the operator's status, charge box or
+// location change, through the transition table (chargenet.EVSE.ApplyPatch).
+func (s *Server) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject) (gen.UpdateEvseResponseObject, error) {
+	if req.Body == nil {
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
+	}
+	patch := chargenet.EVSEPatch{ChargeboxID: req.Body.ChargeboxId, LocationID: req.Body.LocationId}
+	if req.Body.Status != nil {
+		st := chargenet.EvseStatus(*req.Body.Status)
+		patch.Status = &st
+	}
+	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
+	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
+		return e.ApplyPatch(patch, deref(req.Params.IfMatch), now)
+	}, nil, now)
+	if err != nil {
+		return nil, err
+	}
+	etag := e.ETag()
+	return gen.UpdateEvse200JSONResponse{Body: EVSEToAPI(e), Headers: gen.UpdateEvse200ResponseHeaders{ETag: &etag}}, nil
+}
+
+// RemoveEvse answers DELETE /v2/evses/{uid}: the EVSE becomes REMOVED.
+func (s *Server) RemoveEvse(ctx context.Context, req gen.RemoveEvseRequestObject) (gen.RemoveEvseResponseObject, error) {
+	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
+	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
+		return e.Remove(deref(req.Params.IfMatch), now)
+	}, nil, now)
+	if err != nil {
+		return nil, err
+	}
+	etag := e.ETag()
+	return gen.RemoveEvse200JSONResponse{Body: EVSEToAPI(e), Headers: gen.RemoveEvse200ResponseHeaders{ETag: &etag}}, nil
+}
+
+// CreateConnector answers POST /v2/evses/{uid}/connectors: 201 with the EVSE.
+func (s *Server) CreateConnector(ctx context.Context, req gen.CreateConnectorRequestObject) (gen.CreateConnectorResponseObject, error) {
+	if req.Body == nil {
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
+	}
+	c := connectorFromCreate(req.Body)
+	idem := s.idempotency(ctx, func(created any) (*chargenet.IdempotentAnswer, error) {
+		r := createdConnector(created.(*chargenet.EVSE))
+		return keptAnswer(http.StatusCreated, r.Body, map[string]string{"ETag": *r.Headers.ETag})
+	})
+	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
+	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
+		return e.AddConnector(c, deref(req.Params.IfMatch), now)
+	}, idem, now)
+	if err != nil {
+		return nil, err
+	}
+	return createdConnector(e), nil
+}
+
+func createdConnector(e *chargenet.EVSE) gen.CreateConnector201JSONResponse {
+	etag := e.ETag()
+	return gen.CreateConnector201JSONResponse{Body: EVSEToAPI(e), Headers: gen.CreateConnector201ResponseHeaders{ETag: &etag}}
+}
+
+// DeleteConnector answers DELETE /v2/evses/{uid}/connectors/{connectorId}.
+func (s *Server) DeleteConnector(ctx context.Context, req gen.DeleteConnectorRequestObject) (gen.DeleteConnectorResponseObject, error) {
+	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
+	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
+		return e.DeleteConnector(req.ConnectorId, deref(req.Params.IfMatch), now)
+	}, nil, now)
+	if err != nil {
+		return nil, err
+	}
+	etag := e.ETag()
+	return gen.DeleteConnector200JSONResponse{Body: EVSEToAPI(e), Headers: gen.DeleteConnector200ResponseHeaders{ETag: &etag}}, nil
+}
+
+func locationFromInput(id string, in *gen.LocationInput) chargenet.Location {
+	return chargenet.Location{ID: id, Name: in.Name, Address: in.Address, City: in.City, PostalCode: deref(in.PostalCode),
+		Country: in.Country, Latitude: in.Coordinates.Latitude, Longitude: in.Coordinates.Longitude, TimeZone: in.TimeZone}
+}
+
+func evseFromCreate(in *gen.EVSECreate) chargenet.EVSE {
+	e := chargenet.EVSE{EvseID: in.EvseId, ChargeboxID: in.ChargeboxId, LocationID: in.LocationId,
+		Connectors: make([]chargenet.Connector, len(in.Connectors))}
+	if in.Status != nil {
+		e.Status = chargenet.EvseStatus(*in.Status)
+	}
+	for i, c := range in.Connectors {
+		e.Connectors[i] = chargenet.Connector{ID: c.Id, Standard: chargenet.Standard(c.Standard), Format: chargenet.Format(c.Format),
+			PowerType: chargenet.PowerType(c.PowerType), MaxElectricPower: c.MaxElectricPower, MaxAmperage: c.MaxAmperage,
+			MaxVoltage: c.MaxVoltage, TariffIDs: derefSlice(c.TariffIds)}
+	}
+	return e
+}
+
+func connectorFromCreate(c *gen.ConnectorCreate) chargenet.Connector {
+	return chargenet.Connector{Standard: chargenet.Standard(c.Standard), Format: chargenet.Format(c.Format),
+		PowerType: chargenet.PowerType(c.PowerType), MaxElectricPower: c.MaxElectricPower, MaxAmperage: c.MaxAmperage,
+		MaxVoltage: c.MaxVoltage, TariffIDs: derefSlice(c.TariffIds)}
+}
+
+func derefSlice(s *[]string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return *s
+}
+
+// optional returns a pointer to s, or nil for the empty string.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

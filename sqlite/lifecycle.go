@@ -1,0 +1,442 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// CreateEVSE stores e (checked by chargenet.EVSE.PrepareNew) with the next uid, its
+// connectors, its JSON, its evse.created event, its location's new JSON and last update,
+// and idem's answer, in one write transaction (see chargenet.Store for the errors).
+func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+	const op = "create evse"
+	out := e.Clone()
+	var queued bool
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := claimKey(ctx, tx, idem, now); err != nil {
+			return err
+		}
+		if err := checkLocation(ctx, tx, "locationId", out.LocationID); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(uid), 0) + 1 FROM evses`).Scan(&out.UID); err != nil {
+			return err
+		}
+		doc, err := chargenet.EVSEJSON(out)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO evses (`+evseColumns+`, operator_hold, doc, doc_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			out.UID, out.EvseID, out.ChargeboxID, out.LocationID, string(out.Status), formatTime(out.LastUpdated), out.Version,
+			out.OperatorHold, string(doc), out.Version); err != nil {
+			if constraintCode(err) == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+				return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, "evseId", "an EVSE with evseId %q already exists", out.EvseID)
+			}
+			return err
+		}
+		if err := upsertConnectors(ctx, tx, out); err != nil {
+			return err
+		}
+		if err := touchLocation(ctx, tx, out.LocationID, now); err != nil {
+			return err
+		}
+		ev, err := chargenet.NewEVSEEvent(chargenet.EventEVSECreated, out, now)
+		if err != nil {
+			return err
+		}
+		if queued, err = s.recordEvents(ctx, tx, ev); err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, idem, out, now)
+	})
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	if queued {
+		s.Announce()
+	}
+	return out, nil
+}
+
+// ChangeEVSE applies change to EVSE uid in one write transaction (see chargenet.Store).
+func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+	const op = "change evse"
+	var out *chargenet.EVSE
+	var queued bool
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := claimKey(ctx, tx, idem, now); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, evseByUIDQuery, uid)
+		if err != nil {
+			return err
+		}
+		evses, err := scanEVSEs(rows, 1)
+		if err != nil {
+			return err
+		}
+		if len(evses) == 0 {
+			return evseNotFound(uid)
+		}
+		e := &evses[0]
+		if err := tx.QueryRowContext(ctx, `SELECT operator_hold FROM evses WHERE uid = ?`, uid).Scan(&e.OperatorHold); err != nil {
+			return err
+		}
+		before := e.Clone()
+		events, err := change(e)
+		if err != nil {
+			return err
+		}
+		if e.Version == before.Version {
+			out = before
+			return errNoChange
+		}
+		out = e
+		if e.LocationID != before.LocationID {
+			if err := checkLocation(ctx, tx, "locationId", e.LocationID); err != nil {
+				return err
+			}
+		}
+		doc, err := chargenet.EVSEJSON(e)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE evses SET evse_id = ?, chargebox_id = ?, location_id = ?, status = ?, operator_hold = ?, `+
+			`version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`,
+			e.EvseID, e.ChargeboxID, e.LocationID, string(e.Status), e.OperatorHold, e.Version, formatTime(e.LastUpdated),
+			string(doc), e.Version, e.UID); err != nil {
+			return err
+		}
+		if err := upsertConnectors(ctx, tx, e); err != nil {
+			return err
+		}
+		if e.LocationID != before.LocationID {
+			for _, id := range []string{before.LocationID, e.LocationID} {
+				if err := touchLocation(ctx, tx, id, now); err != nil {
+					return err
+				}
+			}
+		}
+		if queued, err = s.recordEvents(ctx, tx, events...); err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, idem, e, now)
+	})
+	if errors.Is(err, errNoChange) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	if queued {
+		s.Announce()
+	}
+	return out, nil
+}
+
+// errNoChange rolls back a transaction that found nothing to write.
+var errNoChange = errors.New("no change")
+
+// upsertConnectors writes every connector of e: new ones are inserted, the others
+// updated (their status times stay as they are).
+func upsertConnectors(ctx context.Context, tx *sql.Tx, e *chargenet.EVSE) error {
+	for i := range e.Connectors {
+		c := &e.Connectors[i]
+		tariffs, err := encodeTariffs(c.TariffIDs)
+		if err != nil {
+			return err
+		}
+		var code, info, vendor, deleted any
+		if c.Error != nil {
+			code, info, vendor = string(c.Error.Code), nullText(c.Error.Info), nullText(c.Error.VendorErrorCode)
+		}
+		if c.DeletedAt != nil {
+			deleted = formatTime(*c.DeletedAt)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO connectors (`+connectorColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) `+
+			`ON CONFLICT (evse_uid, id) DO UPDATE SET standard = excluded.standard, format = excluded.format, `+
+			`power_type = excluded.power_type, max_electric_power = excluded.max_electric_power, `+
+			`max_amperage = excluded.max_amperage, max_voltage = excluded.max_voltage, tariff_ids = excluded.tariff_ids, `+
+			`error_code = excluded.error_code, error_info = excluded.error_info, `+
+			`error_vendor_code = excluded.error_vendor_code, deleted_at = excluded.deleted_at`,
+			e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType), c.MaxElectricPower, c.MaxAmperage,
+			c.MaxVoltage, tariffs, code, info, vendor, deleted); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// checkLocation refuses a location that does not exist (ErrInvalid) or is deleted
+// (ErrConflict location_deleted), naming param.
+func checkLocation(ctx context.Context, tx *sql.Tx, param, id string) error {
+	var deleted sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT deleted_at FROM locations WHERE id = ?`, id).Scan(&deleted)
+	if errors.Is(err, sql.ErrNoRows) {
+		return chargenet.Errorf(chargenet.ErrInvalid, chargenet.CodeInvalidBody, param, "%s: location %q does not exist", param, id)
+	}
+	if err != nil {
+		return err
+	}
+	if deleted.Valid {
+		at, err := parseTime(deleted.String)
+		if err != nil {
+			return err
+		}
+		return chargenet.LocationDeletedParam(param, id, at)
+	}
+	return nil
+}
+
+// touchLocation sets the last update of location id to now and rewrites its JSON (its
+// EVSEs changed). An empty id does nothing.
+func touchLocation(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+	if id == "" {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE locations SET last_updated = ? WHERE id = ?`, formatTime(now), id); err != nil {
+		return err
+	}
+	l, err := locationIn(ctx, tx, id)
+	if err != nil || l == nil {
+		return err
+	}
+	return setLocationDoc(ctx, tx, l)
+}
+
+// locationIn reads location id in tx; nil when there is none.
+func locationIn(ctx context.Context, tx *sql.Tx, id string) (*chargenet.Location, error) {
+	rows, err := tx.QueryContext(ctx, locationByIDQuery, id)
+	if err != nil {
+		return nil, err
+	}
+	locs, err := scanLocations(rows, 1)
+	if err != nil || len(locs) == 0 {
+		return nil, err
+	}
+	return &locs[0], nil
+}
+
+// PutLocation creates or replaces location l in one write transaction (see
+// chargenet.Store).
+func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time.Time) (*chargenet.Location, bool, error) {
+	const op = "put location"
+	var out *chargenet.Location
+	var created, queued bool
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		old, err := locationIn(ctx, tx, l.ID)
+		if err != nil {
+			return err
+		}
+		next := *l
+		next.LastUpdated, next.DeletedAt, next.EvseUIDs = now.UTC(), nil, []int64{}
+		typ := chargenet.EventLocationCreated
+		switch {
+		case old == nil:
+			created = true
+			doc, err := chargenet.LocationJSON(&next)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.StmtContext(ctx, s.insertLocation).ExecContext(ctx, next.ID, next.Name, next.Address, next.City, next.PostalCode,
+				next.Country, next.Latitude, next.Longitude, next.TimeZone, formatTime(next.LastUpdated), string(doc)); err != nil {
+				return err
+			}
+		case old.DeletedAt != nil:
+			return chargenet.LocationDeleted(l.ID, *old.DeletedAt)
+		case old.SameFields(l):
+			out = old
+			return errNoChange
+		default:
+			typ = chargenet.EventLocationUpdated
+			next.EvseUIDs = old.EvseUIDs
+			doc, err := chargenet.LocationJSON(&next)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE locations SET name = ?, address = ?, city = ?, postal_code = ?, country = ?, `+
+				`latitude = ?, longitude = ?, time_zone = ?, last_updated = ?, doc = ? WHERE id = ?`,
+				next.Name, next.Address, next.City, next.PostalCode, next.Country, next.Latitude, next.Longitude, next.TimeZone,
+				formatTime(next.LastUpdated), string(doc), next.ID); err != nil {
+				return err
+			}
+		}
+		out = &next
+		ev, err := chargenet.NewLocationEvent(typ, &next, now)
+		if err != nil {
+			return err
+		}
+		queued, err = s.recordEvents(ctx, tx, ev)
+		return err
+	})
+	if errors.Is(err, errNoChange) {
+		return out, false, nil
+	}
+	if err != nil {
+		return nil, false, wrap(op, err)
+	}
+	if queued {
+		s.Announce()
+	}
+	return out, created, nil
+}
+
+// DeleteLocation marks location id deleted in one write transaction (see
+// chargenet.Store).
+func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*chargenet.Location, error) {
+	const op = "delete location"
+	var out *chargenet.Location
+	var queued bool
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		l, err := locationIn(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if l == nil {
+			return chargenet.LocationNotFound("id", id)
+		}
+		out = l
+		if l.DeletedAt != nil {
+			return errNoChange
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT uid FROM evses WHERE location_id = ? AND status <> ? ORDER BY uid`, id, string(chargenet.StatusRemoved))
+		if err != nil {
+			return err
+		}
+		var inUse []int64
+		for rows.Next() {
+			var uid int64
+			if err := rows.Scan(&uid); err != nil {
+				_ = rows.Close()
+				return err
+			}
+			inUse = append(inUse, uid)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		if len(inUse) > 0 {
+			return chargenet.LocationInUse(id, inUse)
+		}
+		at := now.UTC()
+		l.DeletedAt, l.LastUpdated = &at, at
+		doc, err := chargenet.LocationJSON(l)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE locations SET deleted_at = ?, last_updated = ?, doc = ? WHERE id = ?`,
+			formatTime(at), formatTime(at), string(doc), id); err != nil {
+			return err
+		}
+		ev, err := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, l, now)
+		if err != nil {
+			return err
+		}
+		queued, err = s.recordEvents(ctx, tx, ev)
+		return err
+	})
+	if errors.Is(err, errNoChange) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	if queued {
+		s.Announce()
+	}
+	return out, nil
+}
+
+// IdempotentAnswer returns the answer kept for owner's key less than
+// chargenet.IdempotencyTTL before now; an ErrNotFound *chargenet.Error otherwise.
+func (s *Store) IdempotentAnswer(ctx context.Context, owner, key string, now time.Time) (*chargenet.IdempotentAnswer, error) {
+	var (
+		a           chargenet.IdempotentAnswer
+		fingerprint []byte
+		header      string
+		created     string
+	)
+	err := s.read.QueryRowContext(ctx, `SELECT fingerprint, status, header, body, created_at FROM idempotency_keys `+
+		`WHERE owner = ? AND key = ? AND created_at > ?`, owner, key, formatTime(now.Add(-chargenet.IdempotencyTTL))).
+		Scan(&fingerprint, &a.Status, &header, &a.Body, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "Idempotency-Key", "no answer kept for Idempotency-Key %q", key)
+	}
+	if err != nil {
+		return nil, wrap("idempotent answer", err)
+	}
+	copy(a.Fingerprint[:], fingerprint)
+	if err := json.Unmarshal([]byte(header), &a.Header); err != nil {
+		return nil, wrap("idempotent answer", err)
+	}
+	if a.CreatedAt, err = parseTime(created); err != nil {
+		return nil, wrap("idempotent answer", err)
+	}
+	return &a, nil
+}
+
+// expiredAnswersPerWrite bounds how many expired idempotency answers a write deletes,
+// so that the table stays small without a long delete.
+const expiredAnswersPerWrite = 100
+
+// claimKey makes room for idem's answer in tx, before anything is written: it deletes a
+// few expired answers (this key's first) and refuses a key whose answer has not expired
+// (chargenet.IdempotencyKeyInUse). A nil idem does nothing.
+func claimKey(ctx context.Context, tx *sql.Tx, idem *chargenet.Idempotency, now time.Time) error {
+	if idem == nil {
+		return nil
+	}
+	cutoff := formatTime(now.Add(-chargenet.IdempotencyTTL))
+	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE owner = ? AND key = ? AND created_at <= ?`, idem.Owner, idem.Key, cutoff); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE (owner, key) IN `+
+		`(SELECT owner, key FROM idempotency_keys WHERE created_at <= ? ORDER BY created_at LIMIT ?)`, cutoff, expiredAnswersPerWrite); err != nil {
+		return err
+	}
+	var taken bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM idempotency_keys WHERE owner = ? AND key = ?)`, idem.Owner, idem.Key).Scan(&taken); err != nil {
+		return err
+	}
+	if taken {
+		return chargenet.IdempotencyKeyInUse(idem.Key)
+	}
+	return nil
+}
+
+// keepAnswer stores idem's answer for created in tx (after claimKey). A nil idem does
+// nothing.
+func keepAnswer(ctx context.Context, tx *sql.Tx, idem *chargenet.Idempotency, created any, now time.Time) error {
+	if idem == nil {
+		return nil
+	}
+	a, err := idem.Answer(created)
+	if err != nil {
+		return err
+	}
+	header, err := json.Marshal(a.Header)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (owner, key, fingerprint, status, header, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		idem.Owner, idem.Key, idem.Fingerprint[:], a.Status, string(header), a.Body, formatTime(now)); err != nil {
+		if constraintCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+			return chargenet.IdempotencyKeyInUse(idem.Key)
+		}
+		return err
+	}
+	return nil
+}
