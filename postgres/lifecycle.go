@@ -193,8 +193,7 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 		if e, err = lockEVSE(ctx, tx, uid); err != nil {
 			return err
 		}
-		read := e
-		read.Connectors = cloneConnectors(e.Connectors)
+		read := *e.Clone()
 		events, err := change(&e)
 		if err != nil {
 			return err
@@ -255,23 +254,6 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 // idempotency key included).
 var errNoChange = errors.New("no change")
 
-// cloneConnectors returns a deep copy of cs.
-func cloneConnectors(cs []chargenet.Connector) []chargenet.Connector {
-	out := make([]chargenet.Connector, len(cs))
-	for i, c := range cs {
-		c.TariffIDs = slices.Clone(c.TariffIDs)
-		if c.Error != nil {
-			ce := *c.Error
-			c.Error = &ce
-		}
-		if c.DeletedAt != nil {
-			d := *c.DeletedAt
-			c.DeletedAt = &d
-		}
-		out[i] = c
-	}
-	return out
-}
 
 // lockLocation locks the row of location id (FOR NO KEY UPDATE), then reads it with its
 // EVSE uids; ok is false when there is none. The read is a statement of its own, after

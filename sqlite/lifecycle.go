@@ -17,8 +17,7 @@ import (
 func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
 	const op = "create evse"
 	out := e.Clone()
-	var queued bool
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.inventoryTx(ctx, op, func(tx *sql.Tx, record func(...chargenet.Event) error) error {
 		if err := claimKey(ctx, tx, idem, now); err != nil {
 			return err
 		}
@@ -50,16 +49,13 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 		if err != nil {
 			return err
 		}
-		if queued, err = s.recordEvents(ctx, tx, ev); err != nil {
+		if err := record(ev); err != nil {
 			return err
 		}
 		return keepAnswer(ctx, tx, idem, out, now)
 	})
 	if err != nil {
-		return nil, wrap(op, err)
-	}
-	if queued {
-		s.Announce()
+		return nil, err
 	}
 	return out, nil
 }
@@ -68,8 +64,7 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
 	const op = "change evse"
 	var out *chargenet.EVSE
-	var queued bool
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.inventoryTx(ctx, op, func(tx *sql.Tx, record func(...chargenet.Event) error) error {
 		if err := claimKey(ctx, tx, idem, now); err != nil {
 			return err
 		}
@@ -123,25 +118,43 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 				}
 			}
 		}
-		if queued, err = s.recordEvents(ctx, tx, events...); err != nil {
+		if err := record(events...); err != nil {
 			return err
 		}
 		return keepAnswer(ctx, tx, idem, e, now)
 	})
-	if errors.Is(err, errNoChange) {
-		return out, nil
-	}
 	if err != nil {
-		return nil, wrap(op, err)
-	}
-	if queued {
-		s.Announce()
+		return nil, err
 	}
 	return out, nil
 }
 
 // errNoChange rolls back a transaction that found nothing to write.
 var errNoChange = errors.New("no change")
+
+// inventoryTx runs fn in a write transaction and commits it; record writes the change's
+// events in the transaction. errNoChange from fn rolls back and is no error. After the
+// commit the deliveries the events queued are announced. Errors are wrapped with op.
+func (s *Store) inventoryTx(ctx context.Context, op string, fn func(tx *sql.Tx, record func(...chargenet.Event) error) error) error {
+	queued := false
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		return fn(tx, func(events ...chargenet.Event) error {
+			q, err := s.recordEvents(ctx, tx, events...)
+			queued = queued || q
+			return err
+		})
+	})
+	switch {
+	case errors.Is(err, errNoChange):
+		return nil
+	case err != nil:
+		return wrap(op, err)
+	}
+	if queued {
+		s.Announce()
+	}
+	return nil
+}
 
 // upsertConnectors writes every connector of e: new ones are inserted, the others
 // updated (their status times stay as they are).
@@ -235,8 +248,8 @@ func locationIn(ctx context.Context, tx *sql.Tx, id string) (*chargenet.Location
 func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time.Time) (*chargenet.Location, bool, error) {
 	const op = "put location"
 	var out *chargenet.Location
-	var created, queued bool
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	var created bool
+	err := s.inventoryTx(ctx, op, func(tx *sql.Tx, record func(...chargenet.Event) error) error {
 		old, err := locationIn(ctx, tx, l.ID)
 		if err != nil {
 			return err
@@ -279,17 +292,10 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 		if err != nil {
 			return err
 		}
-		queued, err = s.recordEvents(ctx, tx, ev)
-		return err
+		return record(ev)
 	})
-	if errors.Is(err, errNoChange) {
-		return out, false, nil
-	}
 	if err != nil {
-		return nil, false, wrap(op, err)
-	}
-	if queued {
-		s.Announce()
+		return nil, false, err
 	}
 	return out, created, nil
 }
@@ -299,8 +305,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*chargenet.Location, error) {
 	const op = "delete location"
 	var out *chargenet.Location
-	var queued bool
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.inventoryTx(ctx, op, func(tx *sql.Tx, record func(...chargenet.Event) error) error {
 		l, err := locationIn(ctx, tx, id)
 		if err != nil {
 			return err
@@ -345,17 +350,10 @@ func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*
 		if err != nil {
 			return err
 		}
-		queued, err = s.recordEvents(ctx, tx, ev)
-		return err
+		return record(ev)
 	})
-	if errors.Is(err, errNoChange) {
-		return out, nil
-	}
 	if err != nil {
-		return nil, wrap(op, err)
-	}
-	if queued {
-		s.Announce()
+		return nil, err
 	}
 	return out, nil
 }

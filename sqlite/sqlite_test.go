@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -612,23 +611,5 @@ func TestEVSEDocs(t *testing.T) {
 // event, its location's JSON and the kept Idempotency-Key answer in one transaction.
 func BenchmarkCreateEVSE(b *testing.B) {
 	s := benchStore(b)
-	var n atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			i := n.Add(1)
-			e := chargenet.EVSE{EvseID: fmt.Sprintf("DE*CNT*E%d", 100000+i), ChargeboxID: 900, LocationID: "LOC-0001",
-				Connectors: []chargenet.Connector{{ID: 1, Standard: chargenet.StandardIEC62196T2, Format: chargenet.FormatSocket,
-					PowerType: chargenet.PowerAC3Phase, MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400}}}
-			now := time.Now()
-			if err := e.PrepareNew(now); err != nil {
-				b.Fatal(err)
-			}
-			idem := &chargenet.Idempotency{Owner: "bench", Key: fmt.Sprint(i), Answer: func(any) (*chargenet.IdempotentAnswer, error) {
-				return &chargenet.IdempotentAnswer{Status: 201, Header: map[string]string{}, Body: []byte(`{}`)}, nil
-			}}
-			if _, err := s.CreateEVSE(context.Background(), &e, idem, now); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	storetest.BenchCreateEVSE(b, s)
 }

@@ -151,23 +151,7 @@ func findEVSE(inv *chargenet.Inventory, uid int64) chargenet.EVSE {
 }
 
 // cloneEVSE returns a deep copy of e.
-func cloneEVSE(e chargenet.EVSE) chargenet.EVSE {
-	cs := make([]chargenet.Connector, len(e.Connectors))
-	for i, c := range e.Connectors {
-		c.TariffIDs = slices.Clone(c.TariffIDs)
-		if c.Error != nil {
-			ce := *c.Error
-			c.Error = &ce
-		}
-		if c.DeletedAt != nil {
-			d := *c.DeletedAt
-			c.DeletedAt = &d
-		}
-		cs[i] = c
-	}
-	e.Connectors = cs
-	return e
-}
+func cloneEVSE(e chargenet.EVSE) chargenet.EVSE { return *e.Clone() }
 
 // snapshot reads every location and EVSE through the list methods.
 type snapshot struct {
