@@ -1,9 +1,12 @@
 package sqlite_test
 
 import (
+	"context"
 	"database/sql"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,4 +111,51 @@ func TestReadCacheLogGap(t *testing.T) {
 	doc, after := requireFresh(t, s, 1001)
 	assert.Equal(t, before+1, after, "the change whose record was pruned is seen")
 	assert.Contains(t, string(doc), `"maxElectricPower":555`)
+}
+
+// BenchmarkReadCacheUnderWrites reads 40 EVSEs and 20 location pages in turn, from
+// parallel readers, while PATCHes of other EVSEs commit about a thousand times a second
+// (each commit retires only the EVSE it changed); it reports the share of reads served
+// from the cache.
+func BenchmarkReadCacheUnderWrites(b *testing.B) {
+	s := mustOpen(b, filepath.Join(b.TempDir(), "chargenet.db"))
+	ctx := context.Background()
+	if err := s.Import(ctx, chargenet.DemoInventory(time.Now())); err != nil {
+		b.Fatal(err)
+	}
+	stop := make(chan struct{})
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			p := float64(i%400) + 1
+			go func() { // not waiting: the commits come at the ticker's pace
+				_, _ = s.UpdateConnector(ctx, int64(1003+i%38), 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", time.Now())
+			}()
+		}
+	}()
+	h0, m0, _ := s.ReadCacheStatsForTest()
+	var k atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := k.Add(1)
+			if i%2 == 0 {
+				_, _, _ = s.EVSEDoc(ctx, 1001+(i/2)%40)
+			} else {
+				_, _ = s.ListLocationDocs(ctx, chargenet.Seek[string]{Limit: 5 + int(i/2)%20})
+			}
+		}
+	})
+	close(stop)
+	<-writerDone
+	h1, m1, _ := s.ReadCacheStatsForTest()
+	b.ReportMetric(float64(h1-h0)/float64(max(1, k.Load())), "hits/read")
+	b.ReportMetric(float64(m1-m0)/float64(max(1, k.Load())), "misses/read")
 }
