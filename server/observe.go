@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/health"
 	"github.com/chargenet/chargenet/metrics"
+	"github.com/chargenet/chargenet/openapi"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/attribute"
@@ -36,9 +38,14 @@ type observer struct {
 	prop    propagation.TextMapPropagator
 }
 
-// newObserver builds the operation table of doc for m (nil: no metrics) and tracer
-// (nil: no spans).
-func newObserver(doc *openapi3.T, m *metrics.Metrics, tracer trace.Tracer) *observer {
+// newObserver builds the operation table of the contract for m (nil: no metrics) and
+// tracer (nil: no spans). The contract is read from openapi.Spec, as written: the copy
+// the generated code embeds has its operationIds capitalised.
+func newObserver(m *metrics.Metrics, tracer trace.Tracer) (*observer, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("reading the contract's operations: %w", err)
+	}
 	o := &observer{ops: map[routeKey]*observedOp{}, tracer: tracer, prop: propagation.TraceContext{},
 		unknown: &observedOp{name: metrics.OperationUnknown, metrics: m.Operation(metrics.OperationUnknown)}}
 	for path, item := range doc.Paths.Map() {
@@ -46,7 +53,7 @@ func newObserver(doc *openapi3.T, m *metrics.Metrics, tracer trace.Tracer) *obse
 			o.ops[routeKey{method, echoPath(path)}] = &observedOp{name: op.OperationID, metrics: m.Operation(op.OperationID)}
 		}
 	}
-	return o
+	return o, nil
 }
 
 // echoPath writes a contract path template as Echo registers it: /v2/evses/{uid}

@@ -126,7 +126,11 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
 	if cfg.Metrics != nil || cfg.Tracer != nil {
-		e.Use(newObserver(doc, cfg.Metrics, cfg.Tracer).middleware)
+		o, err := newObserver(cfg.Metrics, cfg.Tracer)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		e.Use(o.middleware)
 	}
 	e.Use(requestIDMiddleware, logMiddleware(cfg.Logger), recoverMiddleware(cfg.Logger))
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
