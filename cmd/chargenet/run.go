@@ -32,6 +32,7 @@ Usage:
   chargenet serve [flags]                  run the HTTP service
   chargenet import [flags] FILE            load {"locations":[...],"evses":[...]} in one transaction
   chargenet migrate [flags]                apply the database migrations
+  chargenet backup [flags] OUT             copy a SQLite database, also while serve runs, and check the copy
   chargenet apikey create --name NAME [--scope partner|ingest] [flags]
                                            create an API key and print it (once)
   chargenet apikey revoke [flags] NAME     revoke an API key
@@ -55,6 +56,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return importCmd(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return migrate(ctx, rest, getenv, stdout, stderr)
+	case "backup":
+		return backup(ctx, rest, getenv, stdout, stderr)
 	case "apikey":
 		return apikey(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
