@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("OutboxReceiverDown", func(t *testing.T) { testReceiverDown(t, open) })
 	t.Run("StatusNotification", func(t *testing.T) { testStatusNotification(t, open) })
 	t.Run("Announce", func(t *testing.T) { testAnnounce(t, open) })
+	t.Run("Observe", func(t *testing.T) { testObserve(t, open) })
 	t.Run("Ping", func(t *testing.T) { testPing(t, open) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceledContext(t, open) })
 }
