@@ -125,10 +125,12 @@ scrape_configs:
       - targets: [%q]
 `, target)), 0o644))
 	addr := proctest.FreeAddr(t)
-	var log bytes.Buffer
+	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = log.Close() })
 	cmd := exec.Command(bin, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.Stdout, cmd.Stderr = log, log
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	p := &prometheus{base: "http://" + addr}
@@ -140,7 +142,10 @@ scrape_configs:
 		_ = res.Body.Close()
 		return res.StatusCode == http.StatusOK
 	})
-	require.True(t, ready, "prometheus did not get ready:\n%s", log.String())
+	if !ready {
+		out, _ := os.ReadFile(log.Name())
+		t.Fatalf("prometheus did not get ready:\n%s", out)
+	}
 	return p
 }
 
