@@ -25,6 +25,14 @@ UPORT=$(free_port)
 SERVE_LOG=$OUT/serve-uncached.log serve "$DB" "$UPORT" --read-cache-mb 0 --webhook-dispatch=false
 UNCACHED=http://127.0.0.1:$UPORT
 UNCACHED_PID=$SERVE_PID
+MPORT=$(free_port)
+MADMIN=127.0.0.1:$(free_port)
+SERVE_LOG=$OUT/serve-metrics.log serve "$DB" "$MPORT" --admin-addr "$MADMIN"
+METRICS=http://127.0.0.1:$MPORT
+METRICS_PID=$SERVE_PID
+# Scraped every second while it serves, as Prometheus would.
+(while sleep 1; do curl -fsS -o /dev/null "http://$MADMIN/metrics" || exit 1; done) &
+PIDS+=($!)
 PORT=$(free_port)
 serve "$DB" "$PORT"
 FULL=http://127.0.0.1:$PORT
@@ -69,7 +77,14 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	for e in "${endpoints[@]}"; do
 		IFS='|' read -r name path script prism <<<"$e"
 		wrk_run "$name" ceiling "$r" "$CEIL$path" "$script" "$CONNS" "$DURATION"
-		wrk_run "$name" full "$r" "$FULL$path" "$script" "$CONNS" "$DURATION"
+		# Metrics off (full) and on, back to back, in alternating order.
+		if ((r % 2)); then
+			wrk_run "$name" full "$r" "$FULL$path" "$script" "$CONNS" "$DURATION"
+			wrk_run "$name" metrics "$r" "$METRICS$path" "$script" "$CONNS" "$DURATION"
+		else
+			wrk_run "$name" metrics "$r" "$METRICS$path" "$script" "$CONNS" "$DURATION"
+			wrk_run "$name" full "$r" "$FULL$path" "$script" "$CONNS" "$DURATION"
+		fi
 		if [[ -n $prism && $name != event_types ]]; then
 			wrk_run "$name" uncached "$r" "$UNCACHED$path" "$script" "$CONNS" "$DURATION"
 		fi
@@ -83,7 +98,12 @@ done
 RSS=$(peak_rss "$SERVE_PID")
 URSS=$(peak_rss "$UNCACHED_PID")
 ((URSS > RSS)) && RSS=$URSS
-if awk -F'\t' '($2 == "full" || $2 == "uncached") && $7 > 0 {exit 1}' "$RAW"; then :; else
+MRSS=$(peak_rss "$METRICS_PID")
+((MRSS > RSS)) && RSS=$MRSS
+METRICS_TEXT=$(curl -fsS "http://$MADMIN/metrics") || die "the admin listener did not answer /metrics"
+grep -q '^chargenet_http_requests_total{code="200",operation="getEvse"} [1-9]' <<<"$METRICS_TEXT" ||
+	die "the server with metrics on did not count its requests"
+if awk -F'\t' '($2 == "full" || $2 == "uncached" || $2 == "metrics") && $7 > 0 {exit 1}' "$RAW"; then :; else
 	die "the full stack answered non-2xx under load (see $RAW and $OUT/serve.log)"
 fi
 "$OUT/bin/tool" report "$RAW" "$RSS" "$CONNS" "$DURATION" "$ROUNDS" "$DEEP" | tee "$ROOT/bench/results.md"

@@ -299,6 +299,7 @@ func patchSet(p chargenet.ConnectorPatch, first int) (string, []any) {
 func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
 	var e chargenet.EVSE
 	var queued bool
+	start := time.Now()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		if e, err = lockEVSE(ctx, tx, uid); err != nil {
@@ -327,6 +328,7 @@ func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, pat
 	if err != nil {
 		return nil, s.wrap("update connector", err)
 	}
+	s.Committed("update_connector", start, 1)
 	if queued {
 		s.Announce()
 	}

@@ -149,6 +149,8 @@ func (o Options) apply(cfg *pgxpool.Config) error {
 // for concurrent use.
 type Store struct {
 	chargenet.Announcer // announces committed webhook deliveries (chargenet.EventAnnouncer)
+	// CommitHook reports its write transactions (chargenet.CommitReporter).
+	chargenet.CommitHook
 
 	pool *pgxpool.Pool
 }

@@ -340,6 +340,7 @@ func (s *Store) applyGroup(group []*updateRequest) {
 	// the middle of the transaction must not fail the others.
 	ctx, cancel := context.WithTimeout(context.Background(), busyTimeout+5*time.Second)
 	defer cancel()
+	start := time.Now()
 	tx, err := s.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the write lock from here
 	if err != nil {
 		failAll(err)
@@ -379,6 +380,7 @@ func (s *Store) applyGroup(group []*updateRequest) {
 		failAll(err)
 		return
 	}
+	s.Committed("update_connector", start, len(group))
 	if g.queued {
 		s.Announce()
 	}
@@ -443,6 +445,7 @@ func (g *groupState) apply(ctx context.Context, r *updateRequest) (*chargenet.EV
 		if err != nil {
 			return nil, err
 		}
+		ev.TraceParent = chargenet.TraceParent(r.ctx) // the group's ctx is not the request's
 		queued, err := g.s.recordEvents(ctx, g.tx, ev)
 		if err != nil {
 			return nil, err
