@@ -16,7 +16,7 @@ RELEASED_SPEC := openapi/released/2.11.0.yaml
 DEV_KEY ?= dev-key-change-me-0123456789
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm help clients docs-check prism-check fuzz bench bench-scale
+.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-scale
 
 all: build
 
@@ -54,6 +54,9 @@ tools/node_modules/.installed: tools/package.json tools/package-lock.json
 
 tools-npm: tools/node_modules/.installed
 
+prometheus-tools: ## install the Debian package prometheus (server and promtool) if missing
+	scripts/prometheus-install.sh
+
 lint: $(BIN)/golangci-lint ## gofmt, go vet, golangci-lint
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -68,7 +71,7 @@ breaking: $(BIN)/oasdiff ## fail on any breaking change against the released con
 	oasdiff breaking --fail-on WARN $(RELEASED_SPEC) openapi/openapi.yaml
 	@scripts/breaking-selftest.sh $(RELEASED_SPEC)
 
-go-test: tools-npm ## go test -race over every package (PostgreSQL suites against a throw-away cluster; the webhook proof uses tools/node_modules)
+go-test: tools-npm prometheus-tools ## go test -race over every package (PostgreSQL suites against a throw-away cluster; the webhook proof uses tools/node_modules; the metrics proof and alert rule tests use Prometheus)
 	env=$$(scripts/pg-test-cluster.sh start) && eval "$$env"; \
 	trap 'scripts/pg-test-cluster.sh stop "$$CHARGENET_PG_DIR"' EXIT; \
 	$(GO) test -race -count=1 ./...

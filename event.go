@@ -35,6 +35,9 @@ type Event struct {
 	// Data is the payload in the type's latest version, as JSON; Render derives the
 	// other versions from it.
 	Data json.RawMessage
+	// TraceParent is the W3C traceparent of the change that caused the event ("" when
+	// it was not traced): its deliveries continue that trace.
+	TraceParent string
 }
 
 // Renderers maps each event type and payload version to the function that turns an

@@ -46,6 +46,14 @@ UPORT=$(free_port)
 SERVE_LOG=$OUT/serve-uncached.log serve "$DB" "$UPORT" --read-cache-mb 0 --webhook-dispatch=false
 UNCACHED=http://127.0.0.1:$UPORT
 UNCACHED_PID=$SERVE_PID
+MPORT=$(free_port)
+MADMIN=127.0.0.1:$(free_port)
+SERVE_LOG=$OUT/serve-metrics.log serve "$DB" "$MPORT" --admin-addr "$MADMIN"
+METRICS=http://127.0.0.1:$MPORT
+METRICS_PID=$SERVE_PID
+# Scraped every second while it serves, as Prometheus would.
+(while sleep 1; do curl -fsS -o /dev/null "http://$MADMIN/metrics" || exit 1; done) &
+PIDS+=($!)
 PORT=$(free_port)
 serve "$DB" "$PORT"
 FULL=http://127.0.0.1:$PORT
@@ -158,7 +166,16 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			case $t in
 			ceiling) wrk_run "$name" ceiling "$r" "$CEIL$path" "$script" "$CONNS" "$DURATION" ;;
 			full)
-				BENCH_INGEST_KEY=${INGEST[sqlite]} CPU_PIDS=$FULL_PID wrk_run "$name" full "$r" "$FULL$path" "$script" "$CONNS" "$DURATION" ;;
+				# Metrics off (full) and on, back to back, in alternating order, on the
+				# endpoints of the metrics comparison.
+				if [[ " event_types locations locations_deep evse patch " == *" $name "* ]] && ((r % 2 == 0)); then
+					wrk_run "$name" metrics "$r" "$METRICS$path" "$script" "$CONNS" "$DURATION"
+				fi
+				BENCH_INGEST_KEY=${INGEST[sqlite]} CPU_PIDS=$FULL_PID wrk_run "$name" full "$r" "$FULL$path" "$script" "$CONNS" "$DURATION"
+				if [[ " event_types locations locations_deep evse patch " == *" $name "* ]] && ((r % 2)); then
+					wrk_run "$name" metrics "$r" "$METRICS$path" "$script" "$CONNS" "$DURATION"
+				fi
+				;;
 			uncached) CPU_PIDS=$UNCACHED_PID wrk_run "$name" uncached "$r" "$UNCACHED$path" "$script" "$CONNS" "$DURATION" ;;
 			prism)
 				mock=$path
@@ -178,10 +195,13 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	pgbench_run N "$r"
 done
 RSS=0
-for p in "$FULL_PID" "$UNCACHED_PID" "$PGA_PID" "$PGB_PID"; do
+for p in "$FULL_PID" "$UNCACHED_PID" "$METRICS_PID" "$PGA_PID" "$PGB_PID"; do
 	x=$(peak_rss "$p")
 	((x > RSS)) && RSS=$x
 done
+METRICS_TEXT=$(curl -fsS "http://$MADMIN/metrics") || die "the admin listener did not answer /metrics"
+grep -q '^chargenet_http_requests_total{code="200",operation="getEvse"} [1-9]' <<<"$METRICS_TEXT" ||
+	die "the server with metrics on did not count its requests"
 if awk -F'\t' '$2 != "ceiling" && $2 != "prism" && $2 != "pgbench" && $7 > 0 {exit 1}' "$RAW"; then :; else
 	die "the service answered non-2xx under load (see $RAW and $OUT/serve*.log)"
 fi

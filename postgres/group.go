@@ -65,6 +65,10 @@ type groupStore struct{ s *Store }
 
 func (g groupStore) Announce() { g.s.Announce() }
 
+func (g groupStore) Committed(op string, start time.Time, writes int) {
+	g.s.Committed(op, start, writes)
+}
+
 // Begin acquires a connection and sends, in one round trip, BEGIN, the lock of the
 // group's EVSE rows, their read and the subscription check.
 func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcommit.Tx, *groupcommit.Loaded, error) {
@@ -188,7 +192,7 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 	queued := false
 	for _, ev := range events {
 		at := stamp(ev.Time)
-		b.Queue(insertEventQuery, ev.ID, ev.Type, at, string(ev.Data))
+		b.Queue(insertEventQuery, ev.ID, ev.Type, at, string(ev.Data), ev.TraceParent)
 		b.Queue(groupFanOutQuery, ev.ID, at, ev.Type).Exec(func(tag pgconn.CommandTag) error {
 			queued = queued || tag.RowsAffected() > 0
 			return nil

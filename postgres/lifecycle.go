@@ -109,6 +109,7 @@ func touchLocations(ctx context.Context, tx pgx.Tx, at time.Time, ids ...string)
 // wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the database
 // cannot be reached. Nothing is written when an error is returned.
 func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+	start := time.Now()
 	now = stamp(now)
 	out := *e
 	out.Connectors = slices.Clone(e.Connectors)
@@ -156,6 +157,7 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 	if err != nil {
 		return nil, s.wrap("create evse", err)
 	}
+	s.Committed("create_evse", start, 1)
 	if queued {
 		s.Announce()
 	}
@@ -182,6 +184,7 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 // chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
 // an error is returned.
 func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+	start := time.Now()
 	now = stamp(now)
 	var e chargenet.EVSE
 	var queued bool
@@ -244,6 +247,7 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 	if err != nil {
 		return nil, s.wrap("change evse", err)
 	}
+	s.Committed("change_evse", start, 1)
 	if queued {
 		s.Announce()
 	}
@@ -253,7 +257,6 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 // errNoChange rolls back a transaction that has nothing to write (the claim of an
 // idempotency key included).
 var errNoChange = errors.New("no change")
-
 
 // lockLocation locks the row of location id (FOR NO KEY UPDATE), then reads it with its
 // EVSE uids; ok is false when there is none. The read is a statement of its own, after
@@ -288,6 +291,7 @@ func lockLocation(ctx context.Context, tx pgx.Tx, id string) (l chargenet.Locati
 // chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
 // an error is returned.
 func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time.Time) (*chargenet.Location, bool, error) {
+	start := time.Now()
 	now = stamp(now)
 	var out chargenet.Location
 	var created, queued bool
@@ -344,6 +348,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 	if err != nil {
 		return nil, false, s.wrap("put location", err)
 	}
+	s.Committed("put_location", start, 1)
 	if queued {
 		s.Announce()
 	}
@@ -361,6 +366,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 // otherwise wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the
 // database cannot be reached. Nothing is written when an error is returned.
 func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*chargenet.Location, error) {
+	start := time.Now()
 	now = stamp(now)
 	var out chargenet.Location
 	var queued bool
@@ -404,6 +410,7 @@ func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*
 	if err != nil {
 		return nil, s.wrap("delete location", err)
 	}
+	s.Committed("delete_location", start, 1)
 	if queued {
 		s.Announce()
 	}

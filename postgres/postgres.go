@@ -160,6 +160,8 @@ func (o Options) apply(cfg *pgxpool.Config) error {
 // for concurrent use.
 type Store struct {
 	chargenet.Announcer // announces committed webhook deliveries (chargenet.EventAnnouncer)
+	// CommitHook reports its write transactions (chargenet.CommitReporter).
+	chargenet.CommitHook
 
 	pool  *pgxpool.Pool
 	group *groupcommit.Queue // PATCHes and status notifications, group-committed (see group.go)

@@ -16,9 +16,9 @@ const (
 		`previous_secret_until, created_at, updated_at`
 
 	// insertEventQuery stores an event only when a webhook subscribes to its type; its
-	// parameters are id, type, time and data.
-	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data) ` +
-		`SELECT $1::text, $2::text, $3::timestamptz, $4::text ` +
+	// parameters are id, type, time, data and traceparent.
+	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data, traceparent) ` +
+		`SELECT $1::text, $2::text, $3::timestamptz, $4::text, $5::text ` +
 		`WHERE EXISTS (SELECT 1 FROM webhook_event_types WHERE type = $2::text)`
 	// fanOutQuery queues an event for every webhook subscribed to its type; its
 	// parameters are the event id, the due time and the type.
@@ -37,7 +37,7 @@ const (
 		`WHERE o.next_attempt_at <= $2 AND (o.leased_until IS NULL OR o.leased_until <= $2) AND w.enabled ` +
 		`ORDER BY o.next_attempt_at, o.id LIMIT $3 FOR UPDATE OF o SKIP LOCKED) ` +
 		`RETURNING id, event_id, webhook_id, api_version, attempts, next_attempt_at) ` +
-		`SELECT c.id, c.api_version, c.attempts, ev.id, ev.type, ev.occurred_at, ev.data, ` +
+		`SELECT c.id, c.api_version, c.attempts, ev.id, ev.type, ev.occurred_at, ev.data, ev.traceparent, ` +
 		`w.id, w.owner, w.url, w.description, w.enabled, w.disabled_reason, w.secret, w.previous_secret, ` +
 		`w.previous_secret_until, w.created_at, w.updated_at ` +
 		`FROM claimed c JOIN events ev ON ev.id = c.event_id JOIN webhooks w ON w.id = c.webhook_id ` +
@@ -72,7 +72,11 @@ func webhookNotFound(id string) error {
 func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (queued bool, err error) {
 	for _, ev := range events {
 		at := stamp(ev.Time)
-		tag, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, at, string(ev.Data))
+		tp := ev.TraceParent
+		if tp == "" {
+			tp = chargenet.TraceParent(ctx)
+		}
+		tag, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, at, string(ev.Data), tp)
 		if err != nil {
 			return false, err
 		}
@@ -420,7 +424,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, l
 		d    chargenet.Delivery
 		data string
 	)
-	dest := append([]any{&d.ID, &d.APIVersion, &d.Attempt, &d.Event.ID, &d.Event.Type, &d.Event.Time, &data}, wr.dest()...)
+	dest := append([]any{&d.ID, &d.APIVersion, &d.Attempt, &d.Event.ID, &d.Event.Type, &d.Event.Time, &data, &d.Event.TraceParent}, wr.dest()...)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (chargenet.Delivery, error) {
 		if err := row.Scan(dest...); err != nil {
 			return chargenet.Delivery{}, err
@@ -446,6 +450,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, l
 // wrapping chargenet.ErrUnavailable if the database cannot be reached; then nothing is
 // recorded.
 func (s *Store) RecordAttempts(ctx context.Context, records ...chargenet.AttemptRecord) error {
+	start := time.Now()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, r := range records {
 			if err := recordAttempt(ctx, tx, r.Delivery, r.Attempt); err != nil {
@@ -454,6 +459,9 @@ func (s *Store) RecordAttempts(ctx context.Context, records ...chargenet.Attempt
 		}
 		return nil
 	})
+	if err == nil {
+		s.Committed("record_attempts", start, len(records))
+	}
 	return s.wrap("record attempts", err)
 }
 

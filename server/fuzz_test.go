@@ -30,7 +30,8 @@ type fuzzEnv struct {
 
 func newFuzzEnv(f *testing.F) *fuzzEnv {
 	f.Helper()
-	e, store := demoService(f, ":memory:", server.Config{})
+	// No rate limit: a fuzzer sends more than any key may, and 429 is not what it tests.
+	e, store := demoService(f, ":memory:", server.Config{RateLimit: &server.RateLimit{}})
 	v := &fuzzEnv{e: e, store: store}
 	v.state = v.snapshot(f)
 	return v

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // HeaderRequestID carries the request id on every response.
@@ -77,7 +78,8 @@ func recoverMiddleware(log *slog.Logger) echo.MiddlewareFunc {
 	}
 }
 
-// logMiddleware writes one structured line per request.
+// logMiddleware writes one structured line per request, with the trace id when the
+// request is traced.
 func logMiddleware(log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -102,6 +104,9 @@ func logMiddleware(log *slog.Logger) echo.MiddlewareFunc {
 				slog.Int64("bytes", res.Size),
 				slog.Float64("latency_ms", float64(now.Sub(start).Microseconds())/1000),
 			)
+			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+				r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
+			}
 			_ = h.Handle(ctx, r) // a log line that cannot be written does not fail the request
 			return nil
 		}

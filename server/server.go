@@ -17,8 +17,11 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/health"
+	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/openapi"
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultBodyLimit is the largest request body accepted (1 MiB); larger ones get 413.
@@ -47,6 +50,15 @@ type Config struct {
 	// PATCH and status notifications are announced by the store: see
 	// chargenet.EventAnnouncer.)
 	Notify func()
+	// Metrics, when set, records every request (see package metrics); nil records
+	// nothing and costs nothing.
+	Metrics *metrics.Metrics
+	// Tracer, when set, runs every request in a span named by its operationId (see
+	// observer); nil traces nothing.
+	Tracer trace.Tracer
+	// Readiness runs the checks of /readyz; nil checks the store alone (a process
+	// without a webhook dispatcher).
+	Readiness *health.Checker
 }
 
 // Server implements the contract's operations over a Store.
@@ -59,6 +71,7 @@ type Server struct {
 
 	allowInsecureWebhooks bool
 	notify                func()
+	metrics               *metrics.Metrics
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -88,7 +101,7 @@ func New(cfg Config) (*echo.Echo, error) {
 		cfg.Notify = func() {}
 	}
 	s := &Server{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now, catalogue: types,
-		allowInsecureWebhooks: cfg.AllowInsecureWebhooks, notify: cfg.Notify}
+		allowInsecureWebhooks: cfg.AllowInsecureWebhooks, notify: cfg.Notify, metrics: cfg.Metrics}
 	var list gen.EventTypeList
 	for _, t := range types {
 		list.EventTypes = append(list.EventTypes, gen.EventType{Type: t.Type, ApiVersions: t.APIVersions, Latest: t.Latest})
@@ -112,6 +125,13 @@ func New(cfg Config) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
+	if cfg.Metrics != nil || cfg.Tracer != nil {
+		o, err := newObserver(cfg.Metrics, cfg.Tracer)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		e.Use(o.middleware)
+	}
 	e.Use(requestIDMiddleware, logMiddleware(cfg.Logger), recoverMiddleware(cfg.Logger))
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -123,13 +143,14 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
+	readiness := cfg.Readiness
+	if readiness == nil {
+		readiness = &health.Checker{Store: cfg.Store}
+	}
 	e.GET("/readyz", func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
-		if err := cfg.Store.Ping(ctx); err != nil {
-			return newError(http.StatusServiceUnavailable, chargenet.CodeUnavailable, "", "database unreachable")
-		}
-		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+		return readyz(c, readiness.Run(ctx))
 	})
 	e.GET("/openapi.yaml", func(c echo.Context) error {
 		return c.Blob(http.StatusOK, "application/yaml", openapi.Spec)
@@ -137,10 +158,18 @@ func New(cfg Config) (*echo.Echo, error) {
 	registerDocs(e) // GET /docs/: the API reference (Swagger UI over /openapi.yaml), unauthenticated
 
 	guard := &idempotencyGuard{store: cfg.Store, now: cfg.Now, running: map[string]bool{}}
-	api := e.Group("", bodyLimitMiddleware(cfg.BodyLimit), v.middleware, guard.middleware)
+	validate := []echo.MiddlewareFunc{bodyLimitMiddleware(cfg.BodyLimit), v.middleware, guard.middleware}
+	if cfg.Metrics != nil {
+		validate = append([]echo.MiddlewareFunc{countRefusals(cfg.Metrics)}, validate...)
+	}
+	api := e.Group("", validate...)
 	gen.RegisterHandlers(api, gen.NewStrictHandler(s, nil))
 	// Paths outside the contract still get the contract's error body from the validator.
-	e.RouteNotFound("/*", v.middleware(func(echo.Context) error { return echo.ErrNotFound }))
+	notFound := v.middleware(func(echo.Context) error { return echo.ErrNotFound })
+	if cfg.Metrics != nil {
+		notFound = countRefusals(cfg.Metrics)(notFound)
+	}
+	e.RouteNotFound("/*", notFound)
 	return e, nil
 }
 

@@ -170,6 +170,7 @@ func (s *Server) IngestStatusNotification(ctx context.Context, req gen.IngestSta
 		n.Timestamp = req.Body.Timestamp.UTC()
 	}
 	res, err := s.store.ApplyStatusNotification(ctx, n, now)
+	s.metrics.StatusNotification(notificationResult(res, err))
 	if err != nil {
 		return nil, err
 	}

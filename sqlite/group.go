@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/internal/groupcommit"
@@ -36,6 +37,10 @@ type groupStatements struct {
 type groupStore struct{ s *Store }
 
 func (g groupStore) Announce() { g.s.Announce() }
+
+func (g groupStore) Committed(op string, start time.Time, writes int) {
+	g.s.Committed(op, start, writes)
+}
 
 // Begin begins the group's transaction on the writer connection (BEGIN IMMEDIATE: it
 // holds the write lock from here, so what it reads stays true until the commit), and

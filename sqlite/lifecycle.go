@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/chargenet/chargenet"
@@ -136,7 +137,7 @@ var errNoChange = errors.New("no change")
 // events in the transaction. errNoChange from fn rolls back and is no error. After the
 // commit the deliveries the events queued are announced. Errors are wrapped with op.
 func (s *Store) inventoryTx(ctx context.Context, op string, fn func(tx *sql.Tx, record func(...chargenet.Event) error) error) error {
-	queued := false
+	start, queued := time.Now(), false
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		return fn(tx, func(events ...chargenet.Event) error {
 			q, err := s.recordEvents(ctx, tx, events...)
@@ -150,6 +151,7 @@ func (s *Store) inventoryTx(ctx context.Context, op string, fn func(tx *sql.Tx, 
 	case err != nil:
 		return wrap(op, err)
 	}
+	s.Committed(strings.ReplaceAll(op, " ", "_"), start, 1)
 	if queued {
 		s.Announce()
 	}

@@ -46,6 +46,8 @@ const busyTimeout = 10 * time.Second
 // for concurrent use.
 type Store struct {
 	chargenet.Announcer // announces committed webhook deliveries (chargenet.EventAnnouncer)
+	// CommitHook reports its write transactions (chargenet.CommitReporter).
+	chargenet.CommitHook
 
 	write *sql.DB // one connection; every write goes through it
 	read  *sql.DB // query_only connections; the same *sql.DB as write for ":memory:"

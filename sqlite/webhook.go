@@ -16,8 +16,8 @@ const (
 		`previous_secret_until, created_at, updated_at`
 
 	// insertEventQuery stores an event only when a webhook subscribes to its type; its
-	// parameters are id, type, time, data and the type again.
-	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data) SELECT ?, ?, ?, ? ` +
+	// parameters are id, type, time, data, traceparent and the type again.
+	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data, traceparent) SELECT ?, ?, ?, ?, ? ` +
 		`WHERE EXISTS (SELECT 1 FROM webhook_event_types WHERE type = ?)`
 	// fanOutQuery queues an event for every webhook subscribed to its type; its
 	// parameters are the event id, the due time and the type.
@@ -57,7 +57,11 @@ func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargene
 	insert, fanOut := tx.StmtContext(ctx, s.insertEvent), tx.StmtContext(ctx, s.fanOut)
 	for _, ev := range events {
 		at := formatTime(ev.Time)
-		res, err := insert.ExecContext(ctx, ev.ID, ev.Type, at, string(ev.Data), ev.Type)
+		tp := ev.TraceParent
+		if tp == "" {
+			tp = chargenet.TraceParent(ctx)
+		}
+		res, err := insert.ExecContext(ctx, ev.ID, ev.Type, at, string(ev.Data), tp, ev.Type)
 		if err != nil {
 			return false, err
 		}
@@ -385,7 +389,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, l
 			return err
 		}
 		// The claimed deliveries with their events and webhooks, in one read.
-		rows, err = tx.QueryContext(ctx, `SELECT o.id, o.api_version, o.attempts, e.id, e.type, e.occurred_at, e.data, `+
+		rows, err = tx.QueryContext(ctx, `SELECT o.id, o.api_version, o.attempts, e.id, e.type, e.occurred_at, e.data, e.traceparent, `+
 			prefixed(webhookColumns, "w.")+` FROM outbox o JOIN events e ON e.id = o.event_id JOIN webhooks w ON w.id = o.webhook_id `+
 			`WHERE o.id IN (`+placeholders(len(ids))+`) ORDER BY o.next_attempt_at, o.id`, ids...)
 		if err != nil {
@@ -396,7 +400,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, l
 		for rows.Next() {
 			var d chargenet.Delivery
 			var at, data string
-			dest := append([]any{&d.ID, &d.APIVersion, &d.Attempt, &d.Event.ID, &d.Event.Type, &at, &data}, wr.dest()...)
+			dest := append([]any{&d.ID, &d.APIVersion, &d.Attempt, &d.Event.ID, &d.Event.Type, &at, &data, &d.Event.TraceParent}, wr.dest()...)
 			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
@@ -418,6 +422,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, l
 // chargenet.Store), in one write transaction. Errors are wrapped driver errors; then
 // nothing is recorded.
 func (s *Store) RecordAttempts(ctx context.Context, records ...chargenet.AttemptRecord) error {
+	start := time.Now()
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		for _, r := range records {
 			if err := recordAttempt(ctx, tx, r.Delivery, r.Attempt); err != nil {
@@ -426,6 +431,9 @@ func (s *Store) RecordAttempts(ctx context.Context, records ...chargenet.Attempt
 		}
 		return nil
 	})
+	if err == nil {
+		s.Committed("record_attempts", start, len(records))
+	}
 	return wrap("record attempts", err)
 }
 

@@ -80,6 +80,7 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("ListDeletedLocations", func(t *testing.T) { testListDeletedLocations(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { testIdempotency(t, open) })
 	t.Run("IdempotencyConcurrent", func(t *testing.T) { testIdempotencyConcurrent(t, open) })
+	t.Run("Observe", func(t *testing.T) { testObserve(t, open) })
 	t.Run("Ping", func(t *testing.T) { testPing(t, open) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceledContext(t, open) })
 }

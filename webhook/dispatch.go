@@ -16,11 +16,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/metrics"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultSchedule is the Standard Webhooks retry schedule: the delay before each retry
@@ -61,14 +64,26 @@ type Config struct {
 	Now func() time.Time
 	// Transport overrides the HTTP transport (tests); nil builds one from the above.
 	Transport http.RoundTripper
+	// Metrics, when set, counts the attempts by outcome and times the first attempts
+	// from their change's commit; nil records nothing.
+	Metrics *metrics.Metrics
+	// Tracer, when set, runs each attempt in a client span, child of the change that
+	// caused the event (Event.TraceParent), and sends its traceparent with the
+	// delivery; nil traces nothing, and a delivery then carries the event's
+	// traceparent as stored.
+	Tracer trace.Tracer
 }
 
 // Dispatcher claims due deliveries from the store and makes them.
 type Dispatcher struct {
-	cfg    Config
-	client *http.Client
-	wake   chan struct{}
+	cfg     Config
+	client  *http.Client
+	wake    chan struct{}
+	running atomic.Bool
 }
+
+// Running reports whether Run is delivering (it has started and ctx has not ended).
+func (d *Dispatcher) Running() bool { return d.running.Load() }
 
 // New returns a Dispatcher; call Run to start it. It returns an error if Store is nil.
 func New(cfg Config) (*Dispatcher, error) {
@@ -154,6 +169,8 @@ func (d *Dispatcher) Notify() {
 // the timeout), records them and returns. Store errors are logged and retried at the
 // next poll.
 func (d *Dispatcher) Run(ctx context.Context) {
+	d.running.Store(true)
+	defer d.running.Store(false)
 	records := make(chan chargenet.AttemptRecord, d.cfg.Concurrency)
 	recorded := make(chan struct{})
 	go func() { defer close(recorded); d.record(records) }()
@@ -245,9 +262,15 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *chargenet.Delivery) *charg
 	start := d.cfg.Now()
 	a := &chargenet.DeliveryAttempt{WebhookID: dl.Webhook.ID, EventID: dl.Event.ID, EventType: dl.Event.Type,
 		Attempt: dl.Attempt, AttemptedAt: start.UTC()}
+	if d.cfg.Tracer != nil {
+		var span trace.Span
+		ctx, span = d.startSpan(ctx, dl)
+		defer func() { endSpan(span, a) }()
+	}
 	status, err := d.send(ctx, dl, start)
 	a.Duration = d.cfg.Now().Sub(start)
 	a.HTTPStatus = status
+	defer func() { d.cfg.Metrics.WebhookAttempt(a.Outcome, dl.Attempt, start.Sub(dl.Event.Time)) }()
 	switch {
 	case err == nil && status >= 200 && status < 300:
 		a.Outcome = chargenet.OutcomeSucceeded
@@ -304,6 +327,11 @@ func (d *Dispatcher) send(ctx context.Context, dl *chargenet.Delivery, now time.
 	req.Header.Set(standardwebhooks.HeaderWebhookID, dl.Event.ID)
 	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
 	req.Header.Set(standardwebhooks.HeaderWebhookSignature, signature)
+	if tp := chargenet.TraceParent(ctx); tp != "" {
+		req.Header.Set(headerTraceParent, tp) // the attempt's span, child of the change
+	} else if dl.Event.TraceParent != "" {
+		req.Header.Set(headerTraceParent, dl.Event.TraceParent)
+	}
 	resp, err := d.client.Do(req)
 	if err != nil {
 		if errors.Is(err, errNotPublic) {

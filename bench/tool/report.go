@@ -181,6 +181,27 @@ func report(w io.Writer, raw, rss, conns, duration, rounds, deep string) error {
 	}
 	fmt.Fprintf(w, "\nDeep page / first page, uncached, p50 latency: %.2f.\n",
 		collect(samples, "locations_deep", "uncached", p50Of).med/collect(samples, "locations", "uncached", p50Of).med)
+
+	fmt.Fprintf(w, "\nMetrics on and off: a third `chargenet serve` on the same database with `--admin-addr` "+
+		"(Prometheus metrics recorded for every request, /metrics scraped every second), run back to back with the "+
+		"full stack (metrics off, the default) in each round, in alternating order. Limit: reads with metrics on "+
+		"within 5 %% of metrics off.\n\n")
+	fmt.Fprintln(w, "| endpoint | metrics off req/s | metrics on req/s | on / off | off p50 / p99 ms | on p50 / p99 ms | limit |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, t := range targets {
+		off := collect(samples, t.endpoint, "full", rpsOf)
+		on := collect(samples, t.endpoint, "metrics", rpsOf)
+		limit := "–"
+		if t.endpoint != "patch" {
+			limit = "≥ 95 % (met)"
+			if on.med < 0.95*off.med {
+				limit = "≥ 95 % (missed)"
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %.1f %% | %s / %s | %s / %s | %s |\n", t.label, off.rps(), on.rps(), 100*on.med/off.med,
+			collect(samples, t.endpoint, "full", p50Of).ms(), collect(samples, t.endpoint, "full", p99Of).ms(),
+			collect(samples, t.endpoint, "metrics", p50Of).ms(), collect(samples, t.endpoint, "metrics", p99Of).ms(), limit)
+	}
 	return nil
 }
 

@@ -45,6 +45,9 @@ type config struct {
 	WebhookPoll          time.Duration
 	WebhookConcurrency   int
 	WebhookDispatch      bool
+	// AdminAddr is the listen address of /metrics and /debug/pprof/; empty turns them
+	// off. Never the public address.
+	AdminAddr string
 }
 
 // bindFlags registers the flags on fs with defaults taken from the environment.
@@ -69,6 +72,8 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 		return
 	}
 	fs.StringVar(&c.Addr, "addr", env("CHARGENET_ADDR", "127.0.0.1:8080"), "listen address (env CHARGENET_ADDR)")
+	fs.StringVar(&c.AdminAddr, "admin-addr", env("CHARGENET_ADMIN_ADDR", ""),
+		"listen address of the admin endpoints, Prometheus /metrics and /debug/pprof/, for example 127.0.0.1:9090; keep it off the public network. Empty: off (env CHARGENET_ADMIN_ADDR)")
 	fs.StringVar(&c.CursorSecret, "cursor-secret", env("CHARGENET_CURSOR_SECRET", ""),
 		"secret signing pagination cursors, at least 32 characters; replicas must share it. Empty: generated once and kept in the database (env CHARGENET_CURSOR_SECRET)")
 	fs.BoolVar(&c.Demo, "demo", env("CHARGENET_DEMO", "") == "true", "load the demo inventory if the database is empty (env CHARGENET_DEMO=true)")
@@ -125,6 +130,14 @@ func (c *config) Validate() error {
 	if c.Addr != "" {
 		if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 			return fmt.Errorf("--addr %q is not HOST:PORT: %v", c.Addr, err)
+		}
+	}
+	if c.AdminAddr != "" {
+		if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
+			return fmt.Errorf("--admin-addr %q is not HOST:PORT: %v", c.AdminAddr, err)
+		}
+		if c.AdminAddr == c.Addr {
+			return errors.New("--admin-addr must differ from --addr: the admin endpoints never share the public port")
 		}
 	}
 	if c.CursorSecret != "" && len(c.CursorSecret) < 32 {

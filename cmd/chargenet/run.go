@@ -16,10 +16,14 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/health"
+	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/postgres"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
+	"github.com/chargenet/chargenet/tracing"
 	"github.com/chargenet/chargenet/webhook"
+	"go.opentelemetry.io/otel/trace"
 )
 
 const usage = `chargenet: the Charging Network Integration API
@@ -28,6 +32,7 @@ Usage:
   chargenet serve [flags]                  run the HTTP service
   chargenet import [flags] FILE            load {"locations":[...],"evses":[...]} in one transaction
   chargenet migrate [flags]                apply the database migrations
+  chargenet backup [flags] OUT             copy a SQLite database, also while serve runs, and check the copy
   chargenet apikey create --name NAME [--scope partner|ingest] [flags]
                                            create an API key and print it (once)
   chargenet apikey revoke [flags] NAME     revoke an API key
@@ -51,6 +56,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return importCmd(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return migrate(ctx, rest, getenv, stdout, stderr)
+	case "backup":
+		return backup(ctx, rest, getenv, stdout, stderr)
 	case "apikey":
 		return apikey(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
@@ -167,23 +174,63 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Info("demo inventory loaded", "locations", 120, "evses", 40)
 		}
 	}
-	keys := server.NewKeys(store, cfg.APIKeys)
+	kind, _, _ := parseDatabase(cfg.Database)
+	var m *metrics.Metrics // nil: metrics off, and no cost
+	if cfg.AdminAddr != "" {
+		m = metrics.New()
+		m.ObserveStore(store, 2*time.Second)
+	}
+	var tracer trace.Tracer // nil: tracing off, and no cost
+	apiStore := store
+	if tracing.Enabled(getenv) {
+		tp, err := tracing.New(ctx, version())
+		if err != nil {
+			return err
+		}
+		defer func() { // runs after the server and the dispatcher stopped: their spans are sent
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(sctx); err != nil {
+				log.Warn("exporting the last spans", "error", err.Error())
+			}
+		}()
+		tracer = tp.Tracer()
+		apiStore = tracing.Store(store, tracer, kind)
+		log.Info("tracing on: spans are exported over OTLP/HTTP")
+	}
+	keys := server.NewKeys(apiStore, cfg.APIKeys)
 	keys.CacheTTL = cfg.KeyCacheTTL
 	limit, _ := parseRateLimit(cfg.RateLimit)         // checked by Validate
 	schedule, _ := parseSchedule(cfg.WebhookSchedule) // checked by Validate
 	dispatcher, err := webhook.New(webhook.Config{Store: store, Schedule: schedule, Timeout: cfg.WebhookTimeout,
-		Poll: cfg.WebhookPoll, Concurrency: cfg.WebhookConcurrency, AllowInsecure: cfg.WebhookAllowInsecure, Logger: log})
+		Poll: cfg.WebhookPoll, Concurrency: cfg.WebhookConcurrency, AllowInsecure: cfg.WebhookAllowInsecure, Logger: log,
+		Metrics: m, Tracer: tracer})
 	if err != nil {
 		return err
 	}
+	readiness := &health.Checker{Store: store}
+	if cfg.WebhookDispatch {
+		readiness.Dispatching = dispatcher.Running
+	}
+	m.ObserveReadiness(func(ctx context.Context) ([]string, []bool) {
+		r := readiness.Run(ctx)
+		names, ok := make([]string, len(r.Checks)), make([]bool, len(r.Checks))
+		for i, c := range r.Checks {
+			names[i], ok[i] = c.Name, c.OK
+		}
+		return names, ok
+	}, 2*time.Second)
 	handler, err := server.New(server.Config{
-		Store:                 store,
+		Store:                 apiStore,
 		Keys:                  keys,
 		Cursors:               chargenet.NewCursorCodec([]byte(secret)),
 		Logger:                log,
 		RateLimit:             &limit,
 		AllowInsecureWebhooks: cfg.WebhookAllowInsecure,
 		Notify:                dispatcher.Notify,
+		Metrics:               m,
+		Tracer:                tracer,
+		Readiness:             readiness,
 	})
 	if err != nil {
 		return err
@@ -203,6 +250,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	// Stop the dispatcher before the store closes: its attempts in flight are recorded.
 	defer func() { stopDispatch(); <-dispatched }()
+	if m != nil {
+		stopAdmin, err := startAdmin(cfg.AdminAddr, m, log)
+		if err != nil {
+			return err
+		}
+		defer stopAdmin()
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
@@ -216,7 +270,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	kind, _, _ := parseDatabase(cfg.Database)
 	log.Info("listening", "addr", "http://"+ln.Addr().String(), "database", kind)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -111,6 +111,10 @@ type Store interface {
 	Begin(ctx context.Context, load Load) (Tx, *Loaded, error)
 	// Announce is called after a commit that queued a webhook delivery.
 	Announce()
+	// Committed is called after each commit with the kind of change ("update_connector",
+	// "status_notification"), when the group's transaction began, and how many changes of
+	// that kind it committed (chargenet.CommitHook).
+	Committed(op string, start time.Time, writes int)
 }
 
 // Tx is a group's transaction.
@@ -269,6 +273,7 @@ func (q *Queue) try(ops []*Op) error {
 			}
 		}
 	}
+	start := time.Now()
 	tx, loaded, err := q.store.Begin(ctx, load)
 	if err != nil {
 		return err
@@ -303,6 +308,22 @@ func (q *Queue) try(ops []*Op) error {
 	queued, err := tx.Commit(ctx, changes, g.events)
 	if err != nil {
 		return err
+	}
+	updates, notes := 0, 0
+	for _, op := range ops {
+		switch {
+		case op.Err != nil:
+		case op.Note != nil:
+			notes++
+		default:
+			updates++
+		}
+	}
+	if updates > 0 {
+		q.store.Committed("update_connector", start, updates)
+	}
+	if notes > 0 {
+		q.store.Committed("status_notification", start, notes)
 	}
 	if queued {
 		q.store.Announce()
@@ -383,6 +404,7 @@ func (g *group) apply(op *Op) error {
 		if err != nil {
 			return err
 		}
+		ev.TraceParent = chargenet.TraceParent(op.ctx) // the group's context is not the request's
 		g.events = append(g.events, ev)
 	}
 	op.EVSE = out
@@ -403,7 +425,10 @@ func (g *group) applyNote(op *Op) error {
 		}
 	}
 	if g.subscribed[chargenet.EventStatusChanged] {
-		g.events = append(g.events, plan.Events...)
+		for _, ev := range plan.Events {
+			ev.TraceParent = chargenet.TraceParent(op.ctx)
+			g.events = append(g.events, ev)
+		}
 	}
 	res := plan.Result
 	op.Result = &res

@@ -22,6 +22,7 @@ type fakeStore struct {
 	events    int
 	commitErr []error // returned by the next Commits, in turn
 	announced int
+	committed map[string]int // writes reported per kind
 }
 
 func newFakeStore() *fakeStore {
@@ -35,6 +36,15 @@ func newFakeStore() *fakeStore {
 }
 
 func (f *fakeStore) Announce() { f.mu.Lock(); f.announced++; f.mu.Unlock() }
+
+func (f *fakeStore) Committed(op string, _ time.Time, writes int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.committed == nil {
+		f.committed = map[string]int{}
+	}
+	f.committed[op] += writes
+}
 
 func (f *fakeStore) Begin(_ context.Context, load Load) (Tx, *Loaded, error) {
 	f.mu.Lock()
@@ -163,6 +173,7 @@ func TestGroup(t *testing.T) {
 	assert.ErrorIs(t, ops[11].Err, chargenet.ErrNotFound, "no connector 7")
 	assert.Equal(t, 10, f.events, "one event per accepted update")
 	assert.Equal(t, 2, f.announced)
+	assert.Equal(t, map[string]int{"update_connector": 10}, f.committed, "the held one and the nine accepted")
 	assert.Equal(t, []int64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 9, 2}, f.loads[1].UIDs)
 	stored := f.evses[1]
 	assert.Equal(t, 19.0, stored.Connectors[0].MaxElectricPower, "the last update wins")

@@ -1,0 +1,114 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/metrics"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeStore reports on itself as set.
+type fakeStore struct {
+	chargenet.Store
+	chargenet.CommitHook
+	stats    chargenet.OutboxStats
+	statsErr error
+	pool     chargenet.PoolStats
+}
+
+func (s *fakeStore) OutboxStats(context.Context) (chargenet.OutboxStats, error) {
+	return s.stats, s.statsErr
+}
+func (s *fakeStore) MigrationHead(context.Context) (string, string, error) { return "a", "a", nil }
+func (s *fakeStore) ReadCacheStats() (uint64, uint64)                      { return 7, 3 }
+func (s *fakeStore) PoolStats() chargenet.PoolStats                        { return s.pool }
+
+func TestObserveStore(t *testing.T) {
+	s := &fakeStore{
+		stats: chargenet.OutboxStats{Pending: 4, Oldest: time.Now().Add(-time.Minute), DisabledWebhooks: 2},
+		pool:  chargenet.PoolStats{Max: 10, Acquired: 9, Idle: 1, AcquireCount: 100, EmptyAcquireCount: 5, AcquireDuration: 1500 * time.Millisecond},
+	}
+	m := metrics.New()
+	m.ObserveStore(s, time.Second)
+	s.Committed("update_connector", time.Now().Add(-time.Millisecond), 5)
+	s.Committed("update_connector", time.Now(), 1)
+
+	expected := `
+# HELP chargenet_db_pool_connections Connections of the PostgreSQL pool, by state (acquired, idle, constructing).
+# TYPE chargenet_db_pool_connections gauge
+chargenet_db_pool_connections{state="acquired"} 9
+chargenet_db_pool_connections{state="constructing"} 0
+chargenet_db_pool_connections{state="idle"} 1
+# HELP chargenet_db_pool_empty_acquires_total Connections taken from the PostgreSQL pool that had to wait because none was idle.
+# TYPE chargenet_db_pool_empty_acquires_total counter
+chargenet_db_pool_empty_acquires_total 5
+# HELP chargenet_db_pool_acquire_wait_seconds_total Time spent waiting for a connection from the PostgreSQL pool.
+# TYPE chargenet_db_pool_acquire_wait_seconds_total counter
+chargenet_db_pool_acquire_wait_seconds_total 1.5
+# HELP chargenet_store_read_cache_hits_total Reads answered from the SQLite read cache.
+# TYPE chargenet_store_read_cache_hits_total counter
+chargenet_store_read_cache_hits_total 7
+# HELP chargenet_webhook_pending_deliveries Webhook deliveries waiting in the outbox for enabled webhooks (due or scheduled for a retry).
+# TYPE chargenet_webhook_pending_deliveries gauge
+chargenet_webhook_pending_deliveries 4
+# HELP chargenet_webhook_disabled_subscriptions Webhooks that are disabled, by their owner or after a receiver answered 410 Gone.
+# TYPE chargenet_webhook_disabled_subscriptions gauge
+chargenet_webhook_disabled_subscriptions 2
+`
+	require.NoError(t, testutil.GatherAndCompare(m.Registry(), strings.NewReader(expected),
+		"chargenet_db_pool_connections", "chargenet_db_pool_empty_acquires_total", "chargenet_db_pool_acquire_wait_seconds_total",
+		"chargenet_store_read_cache_hits_total", "chargenet_webhook_pending_deliveries", "chargenet_webhook_disabled_subscriptions"))
+
+	families, err := m.Registry().Gather()
+	require.NoError(t, err)
+	values := map[string]float64{}
+	for _, f := range families {
+		for _, s := range f.GetMetric() {
+			switch {
+			case s.GetGauge() != nil:
+				values[f.GetName()] = s.GetGauge().GetValue()
+			case s.GetHistogram() != nil:
+				values[f.GetName()+"_count"] = float64(s.GetHistogram().GetSampleCount())
+				values[f.GetName()+"_sum"] = s.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	assert.InDelta(t, 60, values["chargenet_webhook_oldest_pending_age_seconds"], 5, "the oldest delivery is a minute old")
+	assert.Equal(t, 2.0, values["chargenet_store_commit_writes_count"])
+	assert.Equal(t, 6.0, values["chargenet_store_commit_writes_sum"], "group commit sizes 5 and 1")
+	assert.Equal(t, 1.0, values["chargenet_webhook_outbox_stats_up"])
+
+	s.statsErr = errors.New("database down")
+	require.NoError(t, testutil.GatherAndCompare(m.Registry(), strings.NewReader(`
+# HELP chargenet_webhook_outbox_stats_up 1 when the outbox could be read for this scrape, 0 when the store failed.
+# TYPE chargenet_webhook_outbox_stats_up gauge
+chargenet_webhook_outbox_stats_up 0
+`), "chargenet_webhook_outbox_stats_up", "chargenet_webhook_pending_deliveries"), "a failed read reports 0 and no stale gauges")
+
+	problems, err := testutil.GatherAndLint(m.Registry())
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+}
+
+// TestNilMetrics: every method of a nil *Metrics does nothing.
+func TestNilMetrics(t *testing.T) {
+	var m *metrics.Metrics
+	assert.NotPanics(t, func() {
+		m.Refused(chargenet.CodeRateLimited)
+		m.Commit("x", time.Second, 1)
+		m.WebhookAttempt(chargenet.OutcomeSucceeded, 1, time.Second)
+		m.StatusNotification(metrics.NotificationApplied)
+		m.ObserveStore(&fakeStore{}, time.Second)
+		m.ObserveReadiness(nil, time.Second)
+		op := m.Operation("x")
+		op.Begin()
+		op.Done(200, time.Second)
+	})
+}

@@ -1,0 +1,254 @@
+package tracing
+
+import (
+	"context"
+	"crypto/sha256"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Store returns inner with a child span around each call made within a traced request:
+// "store.METHOD", with the database system as an attribute. A call whose context holds
+// no span (the dispatcher's polling) is passed on without one, so that store calls never
+// start traces of their own. The optional chargenet.LocationDocs and chargenet.EVSEDocs
+// are kept when inner implements both; methods added to chargenet.Store later pass
+// through untraced until they are listed here.
+func Store(inner chargenet.Store, tracer trace.Tracer, system string) chargenet.Store {
+	t := &store{Store: inner, tracer: tracer, system: attribute.String("db.system.name", system)}
+	ld, okL := inner.(chargenet.LocationDocs)
+	ed, okE := inner.(chargenet.EVSEDocs)
+	if okL && okE {
+		return &docStore{store: t, ld: ld, ed: ed}
+	}
+	return t
+}
+
+type store struct {
+	chargenet.Store
+	tracer trace.Tracer
+	system attribute.KeyValue
+}
+
+// start starts the span of a call to method when ctx is traced; end must be called with
+// the call's error.
+func (s *store) start(ctx context.Context, method string) (context.Context, func(error)) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx, func(error) {}
+	}
+	ctx, span := s.tracer.Start(ctx, "store."+method, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(s.system))
+	return ctx, func(err error) {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, "store call failed")
+		}
+		span.End()
+	}
+}
+
+func (s *store) EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error) {
+	ctx, end := s.start(ctx, "EVSE")
+	e, err := s.Store.EVSE(ctx, uid)
+	end(err)
+	return e, err
+}
+
+func (s *store) ListEVSEs(ctx context.Context, seek chargenet.Seek[int64]) ([]chargenet.EVSE, error) {
+	ctx, end := s.start(ctx, "ListEVSEs")
+	out, err := s.Store.ListEVSEs(ctx, seek)
+	end(err)
+	return out, err
+}
+
+func (s *store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
+	ctx, end := s.start(ctx, "UpdateConnector")
+	e, err := s.Store.UpdateConnector(ctx, uid, connectorID, patch, ifMatch, now)
+	end(err)
+	return e, err
+}
+
+func (s *store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, now time.Time) (*chargenet.StatusResult, error) {
+	ctx, end := s.start(ctx, "ApplyStatusNotification")
+	r, err := s.Store.ApplyStatusNotification(ctx, n, now)
+	end(err)
+	return r, err
+}
+
+func (s *store) CreateWebhook(ctx context.Context, w *chargenet.Webhook, idem *chargenet.Idempotency) error {
+	ctx, end := s.start(ctx, "CreateWebhook")
+	err := s.Store.CreateWebhook(ctx, w, idem)
+	end(err)
+	return err
+}
+
+func (s *store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+	ctx, end := s.start(ctx, "CreateEVSE")
+	out, err := s.Store.CreateEVSE(ctx, e, idem, now)
+	end(err)
+	return out, err
+}
+
+func (s *store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+	ctx, end := s.start(ctx, "ChangeEVSE")
+	out, err := s.Store.ChangeEVSE(ctx, uid, change, idem, now)
+	end(err)
+	return out, err
+}
+
+func (s *store) PutLocation(ctx context.Context, l *chargenet.Location, now time.Time) (*chargenet.Location, bool, error) {
+	ctx, end := s.start(ctx, "PutLocation")
+	out, created, err := s.Store.PutLocation(ctx, l, now)
+	end(err)
+	return out, created, err
+}
+
+func (s *store) DeleteLocation(ctx context.Context, id string, now time.Time) (*chargenet.Location, error) {
+	ctx, end := s.start(ctx, "DeleteLocation")
+	out, err := s.Store.DeleteLocation(ctx, id, now)
+	end(err)
+	return out, err
+}
+
+func (s *store) IdempotentAnswer(ctx context.Context, owner, key string, now time.Time) (*chargenet.IdempotentAnswer, error) {
+	ctx, end := s.start(ctx, "IdempotentAnswer")
+	out, err := s.Store.IdempotentAnswer(ctx, owner, key, now)
+	end(err)
+	return out, err
+}
+
+func (s *store) Webhook(ctx context.Context, owner, id string) (*chargenet.Webhook, error) {
+	ctx, end := s.start(ctx, "Webhook")
+	w, err := s.Store.Webhook(ctx, owner, id)
+	end(err)
+	return w, err
+}
+
+func (s *store) ListWebhooks(ctx context.Context, owner string, seek chargenet.Seek[string]) ([]chargenet.Webhook, error) {
+	ctx, end := s.start(ctx, "ListWebhooks")
+	out, err := s.Store.ListWebhooks(ctx, owner, seek)
+	end(err)
+	return out, err
+}
+
+func (s *store) UpdateWebhook(ctx context.Context, owner, id string, patch chargenet.WebhookPatch, now time.Time) (*chargenet.Webhook, error) {
+	ctx, end := s.start(ctx, "UpdateWebhook")
+	w, err := s.Store.UpdateWebhook(ctx, owner, id, patch, now)
+	end(err)
+	return w, err
+}
+
+func (s *store) RotateWebhookSecret(ctx context.Context, owner, id, secret string, now time.Time) (*chargenet.Webhook, error) {
+	ctx, end := s.start(ctx, "RotateWebhookSecret")
+	w, err := s.Store.RotateWebhookSecret(ctx, owner, id, secret, now)
+	end(err)
+	return w, err
+}
+
+func (s *store) DeleteWebhook(ctx context.Context, owner, id string) error {
+	ctx, end := s.start(ctx, "DeleteWebhook")
+	err := s.Store.DeleteWebhook(ctx, owner, id)
+	end(err)
+	return err
+}
+
+func (s *store) ListDeliveryAttempts(ctx context.Context, owner, webhookID string, seek chargenet.Seek[int64]) ([]chargenet.DeliveryAttempt, error) {
+	ctx, end := s.start(ctx, "ListDeliveryAttempts")
+	out, err := s.Store.ListDeliveryAttempts(ctx, owner, webhookID, seek)
+	end(err)
+	return out, err
+}
+
+func (s *store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]chargenet.Delivery, error) {
+	ctx, end := s.start(ctx, "ClaimDeliveries")
+	out, err := s.Store.ClaimDeliveries(ctx, now, limit, lease)
+	end(err)
+	return out, err
+}
+
+func (s *store) RecordAttempts(ctx context.Context, records ...chargenet.AttemptRecord) error {
+	ctx, end := s.start(ctx, "RecordAttempts")
+	err := s.Store.RecordAttempts(ctx, records...)
+	end(err)
+	return err
+}
+
+func (s *store) Location(ctx context.Context, id string) (*chargenet.Location, error) {
+	ctx, end := s.start(ctx, "Location")
+	l, err := s.Store.Location(ctx, id)
+	end(err)
+	return l, err
+}
+
+func (s *store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.Location, error) {
+	ctx, end := s.start(ctx, "ListLocations")
+	out, err := s.Store.ListLocations(ctx, seek)
+	end(err)
+	return out, err
+}
+
+func (s *store) Import(ctx context.Context, inv *chargenet.Inventory) error {
+	ctx, end := s.start(ctx, "Import")
+	err := s.Store.Import(ctx, inv)
+	end(err)
+	return err
+}
+
+func (s *store) CreateAPIKey(ctx context.Context, key chargenet.APIKey) error {
+	ctx, end := s.start(ctx, "CreateAPIKey")
+	err := s.Store.CreateAPIKey(ctx, key)
+	end(err)
+	return err
+}
+
+func (s *store) RevokeAPIKey(ctx context.Context, name string, now time.Time) error {
+	ctx, end := s.start(ctx, "RevokeAPIKey")
+	err := s.Store.RevokeAPIKey(ctx, name, now)
+	end(err)
+	return err
+}
+
+func (s *store) APIKeyByHash(ctx context.Context, hash [sha256.Size]byte) (*chargenet.APIKey, error) {
+	ctx, end := s.start(ctx, "APIKeyByHash")
+	k, err := s.Store.APIKeyByHash(ctx, hash)
+	end(err)
+	return k, err
+}
+
+func (s *store) Setting(ctx context.Context, name, value string) (string, error) {
+	ctx, end := s.start(ctx, "Setting")
+	v, err := s.Store.Setting(ctx, name, value)
+	end(err)
+	return v, err
+}
+
+func (s *store) Ping(ctx context.Context) error {
+	ctx, end := s.start(ctx, "Ping")
+	err := s.Store.Ping(ctx)
+	end(err)
+	return err
+}
+
+// docStore is store for an inner store that also keeps location and EVSE JSON.
+type docStore struct {
+	*store
+	ld chargenet.LocationDocs
+	ed chargenet.EVSEDocs
+}
+
+func (s *docStore) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
+	ctx, end := s.start(ctx, "ListLocationDocs")
+	out, err := s.ld.ListLocationDocs(ctx, seek)
+	end(err)
+	return out, err
+}
+
+func (s *docStore) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
+	ctx, end := s.start(ctx, "EVSEDoc")
+	doc, v, err := s.ed.EVSEDoc(ctx, uid)
+	end(err)
+	return doc, v, err
+}
