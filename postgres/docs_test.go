@@ -45,6 +45,29 @@ func TestStoredDocs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, count(staleEVSEs), "PATCHes and status notifications rewrite the JSON")
 
+	// The inventory's operations keep the JSON too.
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	loc := chargenet.Location{ID: "HAFEN-1", Name: "Hafen", Address: "Kai 7", City: "Hamburg", Country: "DEU",
+		Latitude: 53.5, Longitude: 9.9, TimeZone: "Europe/Berlin"}
+	_, _, err = s.PutLocation(ctx, &loc, now)
+	require.NoError(t, err)
+	e := chargenet.EVSE{EvseID: "DE*CNT*E7001", ChargeboxID: 900, LocationID: "HAFEN-1", Connectors: []chargenet.Connector{{ID: 1,
+		Standard: chargenet.StandardIEC62196T2, Format: chargenet.FormatSocket, PowerType: chargenet.PowerAC3Phase,
+		MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400}}}
+	require.NoError(t, e.PrepareNew(now))
+	created, err := s.CreateEVSE(ctx, &e, nil, now)
+	require.NoError(t, err)
+	to := "LOC-0001"
+	_, err = s.ChangeEVSE(ctx, created.UID, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
+		return e.ApplyPatch(chargenet.EVSEPatch{LocationID: &to}, "", now)
+	}, nil, now)
+	require.NoError(t, err)
+	_, err = s.DeleteLocation(ctx, "HAFEN-1", now)
+	require.NoError(t, err)
+	assert.Zero(t, count(staleEVSEs), "creating and moving an EVSE store its JSON")
+	assert.Zero(t, count(staleLocations), "putting, deleting and the locations an EVSE joins or leaves store their JSON")
+	requireSameDocs(t, s)
+
 	// Changes by a program that does not keep the JSON.
 	_, err = db.Exec(ctx, `UPDATE connectors SET max_voltage = 231 WHERE evse_uid = 1003 AND id = 1`)
 	require.NoError(t, err)

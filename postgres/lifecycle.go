@@ -82,13 +82,51 @@ func lockLocationRef(ctx context.Context, tx pgx.Tx, id string) error {
 	return nil
 }
 
-// touchLocations sets the LastUpdated of the locations ids (empty ones skipped) to at.
+// touchLocations sets the LastUpdated of the locations ids (empty ones skipped) to at
+// and stores their JSON as they are now (their EVSEs changed).
 func touchLocations(ctx context.Context, tx pgx.Tx, at time.Time, ids ...string) error {
 	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "" })
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := tx.Exec(ctx, `UPDATE locations SET last_updated = $1 WHERE id = ANY($2)`, at, ids)
+	if _, err := tx.Exec(ctx, `UPDATE locations SET last_updated = $1 WHERE id = ANY($2)`, at, ids); err != nil {
+		return err
+	}
+	slices.Sort(ids) // locations are locked in id order
+	for _, id := range ids {
+		l, ok, err := lockLocation(ctx, tx, id)
+		if err != nil || !ok {
+			return err
+		}
+		if err := storeLocationDoc(ctx, tx, &l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storeEVSEDoc stores e's contract JSON for its version, so that reads send it as
+// stored (migration 0010).
+func storeEVSEDoc(ctx context.Context, tx pgx.Tx, e *chargenet.EVSE) error {
+	doc, err := chargenet.EVSEJSON(e)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `UPDATE evses SET doc = $1, doc_version = $2 WHERE uid = $3`, string(doc), e.Version, e.UID)
+	return err
+}
+
+// storeLocationDoc stores l's contract JSON with the EVSE uids it lists (migration 0010).
+func storeLocationDoc(ctx context.Context, tx pgx.Tx, l *chargenet.Location) error {
+	doc, err := chargenet.LocationJSON(l)
+	if err != nil {
+		return err
+	}
+	uids := l.EvseUIDs
+	if uids == nil {
+		uids = []int64{}
+	}
+	_, err = tx.Exec(ctx, `UPDATE locations SET doc = $1, doc_uids = $2 WHERE id = $3`, string(doc), uids, l.ID)
 	return err
 }
 
@@ -140,6 +178,9 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 			return err
 		}
 		if err := writeConnectors(ctx, tx, &out); err != nil {
+			return err
+		}
+		if err := storeEVSEDoc(ctx, tx, &out); err != nil {
 			return err
 		}
 		if err := touchLocations(ctx, tx, now, out.LocationID); err != nil {
@@ -229,6 +270,9 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 			return err
 		}
 		if err := writeConnectors(ctx, tx, &e); err != nil {
+			return err
+		}
+		if err := storeEVSEDoc(ctx, tx, &e); err != nil {
 			return err
 		}
 		if moved {
@@ -338,6 +382,9 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 			out.EvseUIDs, out.LastUpdated, out.DeletedAt = cur.EvseUIDs, now, nil
 			typ = chargenet.EventLocationUpdated
 		}
+		if err := storeLocationDoc(ctx, tx, &out); err != nil {
+			return err
+		}
 		ev, err := chargenet.NewLocationEvent(typ, &out, now)
 		if err != nil {
 			return err
@@ -400,6 +447,9 @@ func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*
 		}
 		l.DeletedAt, l.LastUpdated = &now, now
 		out = l
+		if err := storeLocationDoc(ctx, tx, &out); err != nil {
+			return err
+		}
 		ev, err := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, &out, now)
 		if err != nil {
 			return err
