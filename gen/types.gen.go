@@ -1365,13 +1365,15 @@ type ListWebhooksParams struct {
 // CreateWebhookParams defines parameters for CreateWebhook.
 type CreateWebhookParams struct {
 	// IdempotencyKey A key you choose (for example a UUID) that makes a retry of this `POST` safe, as the
-	// IETF draft "The Idempotency-Key HTTP Header Field" describes. The first answer to a
-	// key is kept for 24 hours per API key: a retry with the same key and the same body
-	// (byte for byte) gets the same status and body again, with `Idempotent-Replayed:
+	// IETF draft "The Idempotency-Key HTTP Header Field" describes. The answer of the
+	// request that created something is kept for 24 hours per API key, stored in the same
+	// transaction as what it created: a retry with the same key and the same body (byte
+	// for byte) gets the same status, headers and body again, with `Idempotent-Replayed:
 	// true`, and creates nothing. The same key with another body or on another operation is
 	// 422 `idempotency_key_reused`; the same key while the first request is still running
 	// is 409 `idempotency_key_in_use` (retry later). Keys longer than 255 characters are
-	// 400. Answers 5xx are not kept, so such a request can be retried with its key.
+	// 400. Refusals (4xx) and failures (5xx) are not kept, so the key can be sent again
+	// once the request is right.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1417,13 +1419,15 @@ type ListEvsesParams struct {
 // CreateEvseParams defines parameters for CreateEvse.
 type CreateEvseParams struct {
 	// IdempotencyKey A key you choose (for example a UUID) that makes a retry of this `POST` safe, as the
-	// IETF draft "The Idempotency-Key HTTP Header Field" describes. The first answer to a
-	// key is kept for 24 hours per API key: a retry with the same key and the same body
-	// (byte for byte) gets the same status and body again, with `Idempotent-Replayed:
+	// IETF draft "The Idempotency-Key HTTP Header Field" describes. The answer of the
+	// request that created something is kept for 24 hours per API key, stored in the same
+	// transaction as what it created: a retry with the same key and the same body (byte
+	// for byte) gets the same status, headers and body again, with `Idempotent-Replayed:
 	// true`, and creates nothing. The same key with another body or on another operation is
 	// 422 `idempotency_key_reused`; the same key while the first request is still running
 	// is 409 `idempotency_key_in_use` (retry later). Keys longer than 255 characters are
-	// 400. Answers 5xx are not kept, so such a request can be retried with its key.
+	// 400. Refusals (4xx) and failures (5xx) are not kept, so the key can be sent again
+	// once the request is right.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1446,13 +1450,15 @@ type UpdateEvseParams struct {
 // CreateConnectorParams defines parameters for CreateConnector.
 type CreateConnectorParams struct {
 	// IdempotencyKey A key you choose (for example a UUID) that makes a retry of this `POST` safe, as the
-	// IETF draft "The Idempotency-Key HTTP Header Field" describes. The first answer to a
-	// key is kept for 24 hours per API key: a retry with the same key and the same body
-	// (byte for byte) gets the same status and body again, with `Idempotent-Replayed:
+	// IETF draft "The Idempotency-Key HTTP Header Field" describes. The answer of the
+	// request that created something is kept for 24 hours per API key, stored in the same
+	// transaction as what it created: a retry with the same key and the same body (byte
+	// for byte) gets the same status, headers and body again, with `Idempotent-Replayed:
 	// true`, and creates nothing. The same key with another body or on another operation is
 	// 422 `idempotency_key_reused`; the same key while the first request is still running
 	// is 409 `idempotency_key_in_use` (retry later). Keys longer than 255 characters are
-	// 400. Answers 5xx are not kept, so such a request can be retried with its key.
+	// 400. Refusals (4xx) and failures (5xx) are not kept, so the key can be sent again
+	// once the request is right.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// IfMatch An `ETag` of the EVSE as returned by a previous read or change. When present, the
