@@ -3,8 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -32,22 +30,7 @@ func requireHit(t *testing.T, s *sqlite.Store, uid int64, want []byte, why strin
 // commit can reach the database, while EVSE 1001 is cached: 1001 must stay cached, 1002
 // must be read afresh, and the location pages must show the new location.
 func TestReadCacheKeepsUntouched(t *testing.T) {
-	cases := []struct {
-		name   string
-		change func(t *testing.T, s *sqlite.Store, path string)
-	}{
-		{"through the store", func(t *testing.T, s *sqlite.Store, _ string) { patchAndAdd(t, s) }},
-		{"through another store on the file", func(t *testing.T, _ *sqlite.Store, path string) {
-			other := mustOpen(t, path)
-			patchAndAdd(t, other)
-			require.NoError(t, other.Close())
-		}},
-		{"from another process", func(t *testing.T, _ *sqlite.Store, path string) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestReadCacheChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), cacheChildEnv+"="+path)
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "child: %s", out)
-		}},
+	cases := append(commitWays(), []commitWay{
 		{"by plain SQL, as a program that knows nothing of the cache", func(t *testing.T, _ *sqlite.Store, path string) {
 			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 			require.NoError(t, err)
@@ -62,7 +45,7 @@ func TestReadCacheKeepsUntouched(t *testing.T) {
 				require.NoError(t, err, q)
 			}
 		}},
-	}
+	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s, path := openDemo(t)

@@ -80,18 +80,17 @@ func TestReadCacheServesUnchangedDatabase(t *testing.T) {
 	assert.Equal(t, "LOC-0001", again[0].ID, "a page from the cache is the caller's copy")
 }
 
-// TestReadCacheSeesEveryCommit changes the database in every way a commit can reach it
-// (through the store, through another store on the file, from another process, after
-// the WAL was checkpointed and restarted) between two reads of the same EVSE and page:
-// the second read must show the change.
-func TestReadCacheSeesEveryCommit(t *testing.T) {
-	cases := []struct {
-		name   string
-		change func(t *testing.T, s *sqlite.Store, path string)
-	}{
-		{"through the store", func(t *testing.T, s *sqlite.Store, _ string) {
-			patchAndAdd(t, s)
-		}},
+// commitWay is one way a commit reaches the database of a cached store.
+type commitWay struct {
+	name   string
+	change func(t *testing.T, s *sqlite.Store, path string)
+}
+
+// commitWays are the ways every read-cache test commits a change (patchAndAdd): through
+// the store, through another store on the file, and from another process.
+func commitWays() []commitWay {
+	return []commitWay{
+		{"through the store", func(t *testing.T, s *sqlite.Store, _ string) { patchAndAdd(t, s) }},
 		{"through another store on the file", func(t *testing.T, _ *sqlite.Store, path string) {
 			other := mustOpen(t, path)
 			patchAndAdd(t, other)
@@ -103,6 +102,15 @@ func TestReadCacheSeesEveryCommit(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "child: %s", out)
 		}},
+	}
+}
+
+// TestReadCacheSeesEveryCommit changes the database in every way a commit can reach it
+// (through the store, through another store on the file, from another process, after
+// the WAL was checkpointed and restarted) between two reads of the same EVSE and page:
+// the second read must show the change.
+func TestReadCacheSeesEveryCommit(t *testing.T) {
+	cases := append(commitWays(), []commitWay{
 		{"after a checkpoint restarts the WAL", func(t *testing.T, _ *sqlite.Store, path string) {
 			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 			require.NoError(t, err)
@@ -113,7 +121,7 @@ func TestReadCacheSeesEveryCommit(t *testing.T) {
 			patchAndAdd(t, other)
 			require.NoError(t, other.Close())
 		}},
-	}
+	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s, path := openDemo(t)
