@@ -38,6 +38,10 @@ type Event struct {
 	// TraceParent is the W3C traceparent of the change that caused the event ("" when
 	// it was not traced): its deliveries continue that trace.
 	TraceParent string
+	// Pos and Seq are the event's place in the log (see ChangeSeek): Pos its change
+	// position, Seq its number in the log, unique. Only ListEvents and Event set them.
+	Pos uint64
+	Seq int64
 }
 
 // Renderers maps each event type and payload version to the function that turns an

@@ -295,6 +295,9 @@ type EVSE struct {
 	// for ChangeEVSE and the status notification path; EVSE and ListEVSEs may leave it
 	// false. An imported EVSE has none.
 	OperatorHold bool
+	// ChangePos is the position of the EVSE's last change in the change order (see
+	// ChangeSeek); only ListEVSEChanges sets it.
+	ChangePos uint64
 }
 
 // EvseIDPattern is the eMI3 / ISO 15118 EVSE ID format the service accepts: country code,

@@ -22,6 +22,9 @@ type Location struct {
 	EvseUIDs    []int64
 	LastUpdated time.Time
 	DeletedAt   *time.Time // nil while the location exists
+	// ChangePos is the position of the location's last change in the change order (see
+	// ChangeSeek); only ListLocationChanges sets it.
+	ChangePos uint64
 }
 
 // LocationJSON returns l as the contract's Location object, encoded exactly as the

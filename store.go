@@ -12,6 +12,8 @@ import (
 // caused, ErrUnavailable when the database cannot be reached, and other errors only for
 // failures the client cannot act on.
 type Store interface {
+	EventLog
+
 	// EVSE returns the EVSE with all its connectors. ErrNotFound if there is none.
 	EVSE(ctx context.Context, uid int64) (*EVSE, error)
 	// ListEVSEs reads one keyset slice of EVSEs ordered by UID (see Seek).

@@ -252,3 +252,52 @@ func (s *docStore) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error
 	end(err)
 	return doc, v, err
 }
+
+func (s *store) ListEVSEChanges(ctx context.Context, seek chargenet.ChangeSeek[int64]) ([]chargenet.EVSE, error) {
+	ctx, end := s.start(ctx, "ListEVSEChanges")
+	out, err := s.Store.ListEVSEChanges(ctx, seek)
+	end(err)
+	return out, err
+}
+
+func (s *store) ListLocationChanges(ctx context.Context, seek chargenet.ChangeSeek[string]) ([]chargenet.Location, error) {
+	ctx, end := s.start(ctx, "ListLocationChanges")
+	out, err := s.Store.ListLocationChanges(ctx, seek)
+	end(err)
+	return out, err
+}
+
+func (s *store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64], types []string) ([]chargenet.Event, error) {
+	ctx, end := s.start(ctx, "ListEvents")
+	out, err := s.Store.ListEvents(ctx, seek, types)
+	end(err)
+	return out, err
+}
+
+func (s *store) Event(ctx context.Context, id string) (*chargenet.Event, error) {
+	ctx, end := s.start(ctx, "Event")
+	ev, err := s.Store.Event(ctx, id)
+	end(err)
+	return ev, err
+}
+
+func (s *store) SendTestEvent(ctx context.Context, owner, webhookID string, ev chargenet.Event, now time.Time) error {
+	ctx, end := s.start(ctx, "SendTestEvent")
+	err := s.Store.SendTestEvent(ctx, owner, webhookID, ev, now)
+	end(err)
+	return err
+}
+
+func (s *store) ReplayEvents(ctx context.Context, owner, webhookID string, r chargenet.Replay, now time.Time) (int, error) {
+	ctx, end := s.start(ctx, "ReplayEvents")
+	n, err := s.Store.ReplayEvents(ctx, owner, webhookID, r, now)
+	end(err)
+	return n, err
+}
+
+func (s *store) PruneEvents(ctx context.Context, before time.Time, limit int) (chargenet.Pruned, error) {
+	ctx, end := s.start(ctx, "PruneEvents")
+	p, err := s.Store.PruneEvents(ctx, before, limit)
+	end(err)
+	return p, err
+}

@@ -1,0 +1,88 @@
+package chargenet
+
+import (
+	"context"
+	"time"
+)
+
+// Names of the change lists and the event log (cursor lists, see CursorCodec).
+const (
+	ListEVSEChanges     = "evses.changes"
+	ListLocationChanges = "locations.changes"
+	ListEvents          = "events"
+)
+
+// EventWebhookPing is the type of the event the test operation sends to one webhook. It
+// is in the catalogue and the callbacks, but never in the event log and never fanned
+// out to subscribers.
+const EventWebhookPing = "webhook.ping"
+
+// OutcomeExpired records a delivery given up because its event left the retention
+// window before it could be delivered (for example while its webhook was disabled).
+const OutcomeExpired = "expired"
+
+// ChangeSeek describes one forward read of a change list (EVSEs or locations changed
+// since a time, or the event log): at most Limit items whose LastUpdated (an event's
+// Time) is at or after Since (zero: every item), ordered by their change position
+// (ChangePos, then Key), after (Pos, Key) when HasPos is true.
+//
+// A change position orders changes as they were committed: a change that commits after
+// a read never gets a position at or before the positions that read returned. On SQLite
+// (one writer at a time) it is a sequence number taken in the writing transaction; on
+// PostgreSQL it is the id of the writing transaction, and a read returns only changes of
+// transactions below the oldest one still running, so that none can later commit behind
+// it. A reader that resumes after the last position it saw therefore misses nothing.
+type ChangeSeek[K int64 | string] struct {
+	Since  time.Time
+	Pos    uint64
+	Key    K
+	HasPos bool
+	Limit  int
+}
+
+// Replay selects the events of the log that ReplayEvents queues again for one webhook:
+// those with Since <= Time < Until (Until zero: no upper bound) whose type is in Types
+// (empty: every type) and that the webhook subscribes to.
+type Replay struct {
+	Since, Until time.Time
+	Types        []string
+}
+
+// Pruned counts what one PruneEvents call removed.
+type Pruned struct {
+	Events   int // events deleted from the log
+	Attempts int // delivery attempts deleted
+	Expired  int // pending deliveries given up (recorded as OutcomeExpired)
+}
+
+// EventLog is the part of the Store that keeps every event for the retention window and
+// the tools built on it. Every Store implements it.
+type EventLog interface {
+	// ListEVSEChanges reads one slice of the EVSEs changed since seek.Since, removed ones
+	// included, in change order, each with its ChangePos set.
+	ListEVSEChanges(ctx context.Context, seek ChangeSeek[int64]) ([]EVSE, error)
+	// ListLocationChanges reads one slice of the locations changed since seek.Since,
+	// deleted ones included, in change order, each with its ChangePos and EvseUIDs set.
+	ListLocationChanges(ctx context.Context, seek ChangeSeek[string]) ([]Location, error)
+	// ListEvents reads one slice of the event log in change order (each event's Pos and
+	// Seq set; Key is the Seq), only events of types when types is not empty.
+	// webhook.ping events are never listed.
+	ListEvents(ctx context.Context, seek ChangeSeek[int64], types []string) ([]Event, error)
+	// Event returns the logged event with this id. ErrNotFound if there is none (pruned,
+	// never produced, or a webhook.ping).
+	Event(ctx context.Context, id string) (*Event, error)
+	// SendTestEvent stores ev (a webhook.ping) and queues it, due now, for owner's
+	// webhook webhookID only, with payload version "1.0", and announces it. ErrNotFound if
+	// there is no such webhook.
+	SendTestEvent(ctx context.Context, owner, webhookID string, ev Event, now time.Time) error
+	// ReplayEvents queues the logged events r selects for owner's webhook again, due now,
+	// each in the payload version of the webhook's subscription to its type, skipping
+	// events already pending for it, and returns how many it queued. ErrNotFound if there
+	// is no such webhook.
+	ReplayEvents(ctx context.Context, owner, webhookID string, r Replay, now time.Time) (int, error)
+	// PruneEvents removes, in one short transaction, at most limit of each: pending
+	// deliveries of events older than before (each recorded as an OutcomeExpired attempt),
+	// delivery attempts made before before, and events older than before that no
+	// delivery still needs. A caller repeats it while it removed something.
+	PruneEvents(ctx context.Context, before time.Time, limit int) (Pruned, error)
+}
