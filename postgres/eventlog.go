@@ -11,16 +11,6 @@ import (
 // errNotBuilt is returned by the event log operations not written yet.
 var errNotBuilt = errors.New("postgres: not implemented yet")
 
-// ListEVSEChanges implements chargenet.EventLog.
-func (s *Store) ListEVSEChanges(ctx context.Context, seek chargenet.ChangeSeek[int64]) ([]chargenet.EVSE, error) {
-	return nil, errNotBuilt
-}
-
-// ListLocationChanges implements chargenet.EventLog.
-func (s *Store) ListLocationChanges(ctx context.Context, seek chargenet.ChangeSeek[string]) ([]chargenet.Location, error) {
-	return nil, errNotBuilt
-}
-
 // ListEvents implements chargenet.EventLog.
 func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64], types []string) ([]chargenet.Event, error) {
 	return nil, errNotBuilt
