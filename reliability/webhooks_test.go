@@ -130,16 +130,23 @@ type createdWebhook struct {
 // subscribe creates a webhook delivering types to the receiver's path.
 func subscribe(t *testing.T, a *api, rcv *receiver, path string, types ...string) createdWebhook {
 	t.Helper()
+	w := createWebhook(t, a, rcv.base+path, types...)
+	rcv.secret(t, path, w.Secret)
+	return w
+}
+
+// createWebhook creates a webhook delivering types to url.
+func createWebhook(t *testing.T, a *api, url string, types ...string) createdWebhook {
+	t.Helper()
 	subs := make([]string, len(types))
 	for i, typ := range types {
 		subs[i] = fmt.Sprintf(`{"type": %q}`, typ)
 	}
-	res, err := a.do(http.MethodPost, "/emsp/v1/webhooks", fmt.Sprintf(`{"url": %q, "event_types": [%s]}`, rcv.base+path, strings.Join(subs, ",")))
+	res, err := a.do(http.MethodPost, "/emsp/v1/webhooks", fmt.Sprintf(`{"url": %q, "event_types": [%s]}`, url, strings.Join(subs, ",")))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, res.status, "%s", res.body)
 	var w createdWebhook
 	require.NoError(t, json.Unmarshal(res.body, &w))
-	rcv.secret(t, path, w.Secret)
 	return w
 }
 

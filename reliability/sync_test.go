@@ -1,0 +1,1108 @@
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet/internal/proctest"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite" // the mutation writes to the SQLite file directly
+)
+
+// The partner-sync proof: while writers change the inventory, one partner keeps a copy
+// with the change lists (updated_since and resume_cursor) and another with the event
+// log (re-reading what each event names, as a webhook consumer would). Once the writers
+// have stopped, each copy equals the server's state byte for byte, the event log holds
+// one event per change, every event of it reached the log partner and a webhook
+// receiver, and a receiver that was down for the whole run catches up with replay.
+
+// syncSince is the updated_since of partner A: before anything in the store, so its
+// first read is a full read and every later poll resumes from its resume_cursor.
+const syncSince = "2000-01-01T00:00:00Z"
+
+// pageLimit is the page size the partners read with.
+const pageLimit = 100
+
+// inventory is a copy of the network: every EVSE (key "evse/UID") and location (key
+// "location/ID") as the JSON bytes the server sends for it.
+type inventory map[string][]byte
+
+func evseKey(uid int64) string     { return "evse/" + strconv.FormatInt(uid, 10) }
+func locationKey(id string) string { return "location/" + id }
+
+// difference is one item on which a partner's copy and the server disagree. Server or
+// Copy is nil when the item is missing there.
+type difference struct {
+	Key          string
+	Server, Copy []byte
+}
+
+func (d difference) String() string {
+	show := func(b []byte) string {
+		if b == nil {
+			return "(missing)"
+		}
+		return string(b)
+	}
+	return fmt.Sprintf("%s\n    server: %s\n    copy:   %s", d.Key, show(d.Server), show(d.Copy))
+}
+
+// compareInventories returns every item that differs between the server's state and a
+// partner's copy (missing on either side, or other bytes), ordered by key. The proof and
+// the mutation test both decide with it.
+func compareInventories(server, copy inventory) []difference {
+	var out []difference
+	for k, s := range server {
+		if c, ok := copy[k]; !ok || !bytes.Equal(s, c) {
+			out = append(out, difference{Key: k, Server: s, Copy: c})
+		}
+	}
+	for k, c := range copy {
+		if _, ok := server[k]; !ok {
+			out = append(out, difference{Key: k, Copy: c})
+		}
+	}
+	slices.SortFunc(out, func(a, b difference) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+func differenceKeys(ds []difference) []string {
+	keys := make([]string, len(ds))
+	for i, d := range ds {
+		keys[i] = d.Key
+	}
+	return keys
+}
+
+func describe(ds []difference) string {
+	var b strings.Builder
+	for i, d := range ds {
+		if i == 10 {
+			fmt.Fprintf(&b, "  ... and %d more\n", len(ds)-10)
+			break
+		}
+		fmt.Fprintf(&b, "  %s\n", d)
+	}
+	return b.String()
+}
+
+// page is one page of a list, a change list or the event log.
+type page struct {
+	Data       []json.RawMessage `json:"data"`
+	Pagination struct {
+		NextCursor   *string `json:"next_cursor"`
+		HasMore      bool    `json:"has_more"`
+		ResumeCursor *string `json:"resume_cursor"`
+	} `json:"pagination"`
+}
+
+// getPage reads one page of path with query q.
+func (a *api) getPage(path string, q url.Values) (*page, error) {
+	res, err := a.do(http.MethodGet, path+"?"+q.Encode(), "")
+	if err != nil {
+		return nil, err
+	}
+	if res.status != http.StatusOK {
+		return nil, fmt.Errorf("GET %s?%s: %d %s", path, q.Encode(), res.status, res.body)
+	}
+	var p page
+	if err := json.Unmarshal(res.body, &p); err != nil {
+		return nil, fmt.Errorf("GET %s: %w", path, err)
+	}
+	return &p, nil
+}
+
+// itemKey returns the inventory key of an EVSE or location JSON.
+func itemKey(raw []byte) (string, error) {
+	var item struct {
+		UID *int64  `json:"uid"`
+		ID  *string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &item); err != nil {
+		return "", err
+	}
+	switch {
+	case item.UID != nil:
+		return evseKey(*item.UID), nil
+	case item.ID != nil:
+		return locationKey(*item.ID), nil
+	}
+	return "", fmt.Errorf("neither uid nor id in %s", raw)
+}
+
+// readAll reads every page of the plain list path and adds its items to inv.
+func (a *api) readAll(path string, inv inventory) error {
+	q := url.Values{"limit": {strconv.Itoa(pageLimit)}}
+	for {
+		p, err := a.getPage(path, q)
+		if err != nil {
+			return err
+		}
+		for _, raw := range p.Data {
+			k, err := itemKey(raw)
+			if err != nil {
+				return err
+			}
+			inv[k] = slices.Clone(raw)
+		}
+		if !p.Pagination.HasMore {
+			return nil
+		}
+		if p.Pagination.NextCursor == nil {
+			return fmt.Errorf("%s: has_more without next_cursor", path)
+		}
+		q.Set("cursor", *p.Pagination.NextCursor)
+	}
+}
+
+// getItem reads one EVSE or location by its inventory key: its bytes, or nil when it
+// does not exist.
+func (a *api) getItem(key string) ([]byte, error) {
+	kind, id, _ := strings.Cut(key, "/")
+	path := "/v2/evses/" + id
+	if kind == "location" {
+		path = "/v1/locations/" + id
+	}
+	res, err := a.do(http.MethodGet, path, "")
+	if err != nil {
+		return nil, err
+	}
+	switch res.status {
+	case http.StatusOK:
+		return bytes.TrimSpace(res.body), nil
+	case http.StatusNotFound:
+		return nil, nil
+	}
+	return nil, fmt.Errorf("GET %s: %d %s", path, res.status, res.body)
+}
+
+// serverState reads the server's whole inventory as the plain lists send it, and each
+// location of also (deleted locations, which are in no list page, and anything a
+// partner holds) that the lists did not hold, as GET sends it.
+func serverState(a *api, also ...inventory) (inventory, error) {
+	inv := inventory{}
+	if err := a.readAll("/v2/evses", inv); err != nil {
+		return nil, err
+	}
+	if err := a.readAll("/v1/locations", inv); err != nil {
+		return nil, err
+	}
+	for _, other := range also {
+		for k := range other {
+			if _, ok := inv[k]; ok {
+				continue
+			}
+			b, err := a.getItem(k)
+			if err != nil {
+				return nil, err
+			}
+			if b != nil {
+				inv[k] = b
+			}
+		}
+	}
+	return inv, nil
+}
+
+// feed reads a change list or the event log forward: every poll reads pages until one
+// says has_more false, and keeps that page's resume_cursor for the next poll.
+type feed struct {
+	path   string
+	since  string // updated_since of a change list ("" for the event log)
+	cursor string // next_cursor within a poll, resume_cursor between polls
+}
+
+// poll reads the feed up to its end through a, calling each for every item.
+func (f *feed) poll(a *api, each func(raw json.RawMessage) error) error {
+	for {
+		q := url.Values{"limit": {strconv.Itoa(pageLimit)}}
+		if f.since != "" {
+			q.Set("updated_since", f.since)
+		}
+		if f.cursor != "" {
+			q.Set("cursor", f.cursor)
+		}
+		p, err := a.getPage(f.path, q)
+		if err != nil {
+			return err
+		}
+		for _, raw := range p.Data {
+			if err := each(raw); err != nil {
+				return err
+			}
+		}
+		if p.Pagination.ResumeCursor == nil {
+			return fmt.Errorf("%s: a page without resume_cursor", f.path)
+		}
+		if !p.Pagination.HasMore {
+			if p.Pagination.NextCursor != nil {
+				return fmt.Errorf("%s: next_cursor on a page with has_more false", f.path)
+			}
+			f.cursor = *p.Pagination.ResumeCursor
+			return nil
+		}
+		if p.Pagination.NextCursor == nil {
+			return fmt.Errorf("%s: has_more without next_cursor", f.path)
+		}
+		f.cursor = *p.Pagination.NextCursor
+	}
+}
+
+// changesPartner keeps its copy with the change lists of EVSEs and locations.
+type changesPartner struct {
+	copy  inventory
+	feeds []*feed
+	// seen is when the partner first held each state (key and bytes).
+	seen map[string]time.Time
+	read int // items read
+}
+
+func newChangesPartner() *changesPartner {
+	return &changesPartner{copy: inventory{}, seen: map[string]time.Time{}, feeds: []*feed{
+		{path: "/v2/evses", since: syncSince},
+		{path: "/v1/locations", since: syncSince},
+	}}
+}
+
+// poll reads both change lists up to their end.
+func (p *changesPartner) poll(a *api) error {
+	for _, f := range p.feeds {
+		err := f.poll(a, func(raw json.RawMessage) error {
+			k, err := itemKey(raw)
+			if err != nil {
+				return err
+			}
+			p.read++
+			p.copy[k] = slices.Clone(raw)
+			if state := k + "\x00" + string(raw); p.seen[state].IsZero() {
+				p.seen[state] = time.Now()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// logEvent is an item of the event log.
+type logEvent struct {
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	Timestamp string `json:"timestamp"`
+	Data      struct {
+		UID        int64  `json:"uid"`
+		ID         string `json:"id"`
+		LocationID string `json:"locationId"`
+	} `json:"data"`
+}
+
+// eventsPartner keeps its copy with a full read of the plain lists and then the event
+// log: for every event it re-reads the EVSE or location the event names (and an EVSE's
+// location, whose evseUids and lastUpdated an EVSE's change may move).
+type eventsPartner struct {
+	copy inventory
+	feed feed
+	ids  map[string]int // every event id seen, with how often
+	log  []logEvent     // every event read, in order
+}
+
+func newEventsPartner() *eventsPartner {
+	return &eventsPartner{copy: inventory{}, feed: feed{path: "/emsp/v1/events"}, ids: map[string]int{}}
+}
+
+func (p *eventsPartner) fullRead(a *api) error {
+	if err := a.readAll("/v2/evses", p.copy); err != nil {
+		return err
+	}
+	return a.readAll("/v1/locations", p.copy)
+}
+
+// poll reads the event log up to its end, then re-reads what the events named.
+func (p *eventsPartner) poll(a *api) error {
+	evses, locations := map[string]bool{}, map[string]bool{}
+	err := p.feed.poll(a, func(raw json.RawMessage) error {
+		var e logEvent
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return err
+		}
+		if e.ID == "" {
+			return fmt.Errorf("an event without id: %s", raw)
+		}
+		p.ids[e.ID]++
+		p.log = append(p.log, e)
+		switch {
+		case strings.HasPrefix(e.Type, "evse."):
+			evses[evseKey(e.Data.UID)] = true
+		case strings.HasPrefix(e.Type, "location."):
+			locations[locationKey(e.Data.ID)] = true
+		default:
+			return fmt.Errorf("an event of unknown type: %s", raw)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for k := range evses {
+		b, err := a.getItem(k)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			return fmt.Errorf("%s named by an event does not exist", k)
+		}
+		p.copy[k] = b
+		var e struct {
+			LocationID string `json:"locationId"`
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			return err
+		}
+		if e.LocationID != "" {
+			locations[locationKey(e.LocationID)] = true
+		}
+	}
+	for k := range locations {
+		b, err := a.getItem(k)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			return fmt.Errorf("%s named by an event does not exist", k)
+		}
+		p.copy[k] = b
+	}
+	return nil
+}
+
+// readLog reads the whole event log from its start.
+func readLog(a *api) ([]logEvent, error) {
+	var out []logEvent
+	f := feed{path: "/emsp/v1/events"}
+	err := f.poll(a, func(raw json.RawMessage) error {
+		var e logEvent
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// write is one acknowledged change of an item whose new state the answer carried.
+type write struct {
+	key  string
+	body []byte
+	at   time.Time // when the writer had the answer
+}
+
+// syncWriters change the inventory at random through the servers, each writer its own
+// locations and EVSEs (so that no change is refused), all of them the demo EVSEs'
+// connectors. Every change they make produces an event, so that a partner that only
+// reads the event log can follow it: notifications change an EVSE's status whenever they
+// change its connector's error, and no EVSE they notify is held by the operator.
+type syncWriters struct {
+	t          *testing.T
+	apis       []*api
+	ingest     string
+	mu         sync.Mutex
+	writes     []write
+	events     int      // events the changes produced, by the answers
+	locations  []string // every location the writers created
+	ops        histogram
+	refused    histogram
+	viaReplica []int // changes made through each server
+}
+
+// syncWriter is the state of one writer.
+type syncWriter struct {
+	w         int
+	a         *api
+	rnd       *rand.Rand
+	next      int
+	locations []string                      // live locations
+	evses     map[string][]int64            // live EVSEs by location
+	status    map[int64]string              // OCPP status last sent to each EVSE
+	chargebox map[int64]int64               // each EVSE's charge box
+	byUID     map[int64]string              // each EVSE's location
+	events    int                           // events produced
+	writes    []write                       // acknowledged changes
+	locIDs    []string                      // every location created
+	ops       map[string]int                // operations done
+	fail      func(format string, a ...any) // reports a refused change
+}
+
+func (s *syncWriters) run(stop <-chan struct{}, n int) {
+	var wg sync.WaitGroup
+	s.viaReplica = make([]int, len(s.apis))
+	for w := range n {
+		wg.Go(func() {
+			wr := &syncWriter{w: w, a: s.apis[w%len(s.apis)], rnd: rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano()))),
+				evses: map[string][]int64{}, status: map[int64]string{}, chargebox: map[int64]int64{}, byUID: map[int64]string{},
+				ops: map[string]int{}}
+			wr.fail = func(format string, a ...any) { s.t.Errorf("writer %d: "+format, append([]any{w}, a...)...) }
+			for {
+				select {
+				case <-stop:
+					s.mu.Lock()
+					s.writes = append(s.writes, wr.writes...)
+					s.events += wr.events
+					s.locations = append(s.locations, wr.locIDs...)
+					total := 0
+					for op, k := range wr.ops {
+						for range k {
+							s.ops.add(opCode(op))
+						}
+						total += k
+					}
+					s.viaReplica[w%len(s.apis)] += total
+					s.mu.Unlock()
+					return
+				default:
+				}
+				if !wr.step(s.ingest) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// The operations, numbered for the histogram.
+var syncOps = []string{"put location", "update location", "create EVSE", "patch connector", "status notification", "remove EVSE", "delete location"}
+
+func opCode(op string) int { return slices.Index(syncOps, op) + 1 }
+
+func opNames(h *histogram) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var parts []string
+	for i, op := range syncOps {
+		if n := h.n[i+1]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", op, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// do sends one change and checks its status; it records the answer as the item's new
+// state when key is set. It returns the answer, or nil when the change failed.
+func (wr *syncWriter) do(op, key, method, path, body string, want int, header ...string) *response {
+	res, err := wr.a.do(method, path, body, header...)
+	if err != nil {
+		wr.fail("%s %s %s: %v", op, method, path, err)
+		return nil
+	}
+	if res.status != want {
+		wr.fail("%s %s %s: %d %s", op, method, path, res.status, res.body)
+		return nil
+	}
+	wr.ops[op]++
+	if key != "" {
+		wr.writes = append(wr.writes, write{key: key, body: bytes.TrimSpace(res.body), at: time.Now()})
+	}
+	return res
+}
+
+func namedLocation(name string) string {
+	return fmt.Sprintf(`{"name": %q, "address": "Kai 7", "city": "Hamburg", "postalCode": "20457",
+	"country": "DEU", "coordinates": {"latitude": 53.54, "longitude": 9.98}, "timeZone": "Europe/Berlin"}`, name)
+}
+
+// step makes one random change. It returns false when the writer should stop.
+func (wr *syncWriter) step(ingest string) bool {
+	live := func() []int64 {
+		var all []int64
+		for _, l := range wr.locations {
+			all = append(all, wr.evses[l]...)
+		}
+		return all
+	}
+	r := wr.rnd.IntN(100)
+	switch {
+	case len(wr.locations) < 2 || r < 8: // a new location
+		wr.next++
+		id := fmt.Sprintf("SYNC-%d-%d", wr.w, wr.next)
+		if wr.do("put location", locationKey(id), http.MethodPut, "/v1/locations/"+id, namedLocation("Sync "+id), http.StatusCreated) == nil {
+			return false
+		}
+		wr.locations = append(wr.locations, id)
+		wr.locIDs = append(wr.locIDs, id)
+		wr.events++
+	case r < 13: // a location renamed
+		id := wr.locations[wr.rnd.IntN(len(wr.locations))]
+		wr.next++
+		if wr.do("update location", locationKey(id), http.MethodPut, "/v1/locations/"+id, namedLocation(fmt.Sprintf("Sync %s v%d", id, wr.next)), http.StatusOK) == nil {
+			return false
+		}
+		wr.events++
+	case r < 28: // a new EVSE
+		loc := wr.locations[wr.rnd.IntN(len(wr.locations))]
+		wr.next++
+		cb := int64(100000 + wr.w*10000 + wr.next)
+		body := fmt.Sprintf(`{"evseId": "DE*CNT*E9%d*%d", "chargeboxId": %d, "locationId": %q, "status": "AVAILABLE", "connectors": [{"id": 1,
+			"standard": "IEC_62196_T2", "format": "SOCKET", "powerType": "AC_3_PHASE", "maxElectricPower": 22,
+			"maxAmperage": 32, "maxVoltage": 400}]}`, wr.w, wr.next, cb, loc)
+		res := wr.do("create EVSE", "", http.MethodPost, "/v2/evses", body, http.StatusCreated)
+		if res == nil {
+			return false
+		}
+		var e created
+		if err := json.Unmarshal(res.body, &e); err != nil {
+			wr.fail("create EVSE: %v", err)
+			return false
+		}
+		wr.writes = append(wr.writes, write{key: evseKey(e.UID), body: bytes.TrimSpace(res.body), at: time.Now()})
+		wr.evses[loc] = append(wr.evses[loc], e.UID)
+		wr.status[e.UID] = "Available"
+		wr.chargebox[e.UID] = cb
+		wr.byUID[e.UID] = loc
+		wr.events++
+	case r < 60: // a connector changed: an own EVSE or a demo EVSE shared by every writer
+		uid := int64(1001 + wr.rnd.IntN(40))
+		if own := live(); len(own) > 0 && wr.rnd.IntN(2) == 0 {
+			uid = own[wr.rnd.IntN(len(own))]
+		}
+		wr.next++
+		power := float64(wr.w+1) + float64(wr.next)/100000 // never the value it has: every PATCH changes it
+		if wr.do("patch connector", evseKey(uid), http.MethodPatch, fmt.Sprintf("/v2/evses/%d/connectors/1", uid), patchBody("maxElectricPower", power), http.StatusOK) == nil {
+			return false
+		}
+		wr.events++
+	case r < 88: // a charge box reports a new status
+		own := live()
+		if len(own) == 0 {
+			return true
+		}
+		uid := own[wr.rnd.IntN(len(own))]
+		next := map[string]string{"Available": "Charging", "Charging": "Faulted", "Faulted": "Available"}[wr.status[uid]]
+		errorCode := "NoError"
+		if next == "Faulted" {
+			errorCode = "GroundFailure"
+		}
+		body := fmt.Sprintf(`{"connectorId": 1, "status": %q, "errorCode": %q, "timestamp": %q}`,
+			next, errorCode, time.Now().UTC().Format(time.RFC3339Nano))
+		res := wr.do("status notification", "", http.MethodPost, fmt.Sprintf("/internal/v1/chargeboxes/%d/status-notifications", wr.chargebox[uid]),
+			body, http.StatusOK, "Authorization", "Bearer "+ingest)
+		if res == nil {
+			return false
+		}
+		var sn struct {
+			Applied bool `json:"applied"`
+			Evses   []struct {
+				Status   string `json:"status"`
+				Previous string `json:"previousStatus"`
+			} `json:"evses"`
+		}
+		if err := json.Unmarshal(res.body, &sn); err != nil || !sn.Applied || len(sn.Evses) != 1 || sn.Evses[0].Status == sn.Evses[0].Previous {
+			wr.fail("status notification %s to EVSE %d was not applied as a status change: %s", next, uid, res.body)
+			return false
+		}
+		wr.status[uid] = next
+		wr.events++
+	case r < 96: // an EVSE removed
+		own := live()
+		if len(own) == 0 {
+			return true
+		}
+		uid := own[wr.rnd.IntN(len(own))]
+		if !wr.remove(uid) {
+			return false
+		}
+	default: // a location deleted, after its EVSEs
+		if len(wr.locations) < 3 {
+			return true
+		}
+		i := wr.rnd.IntN(len(wr.locations))
+		id := wr.locations[i]
+		for _, uid := range slices.Clone(wr.evses[id]) {
+			if !wr.remove(uid) {
+				return false
+			}
+		}
+		if wr.do("delete location", locationKey(id), http.MethodDelete, "/v1/locations/"+id, "", http.StatusOK) == nil {
+			return false
+		}
+		wr.locations = slices.Delete(wr.locations, i, i+1)
+		delete(wr.evses, id)
+		wr.events++
+	}
+	return true
+}
+
+// remove removes an own EVSE: evse.status.changed and evse.removed.
+func (wr *syncWriter) remove(uid int64) bool {
+	if wr.do("remove EVSE", evseKey(uid), http.MethodDelete, fmt.Sprintf("/v2/evses/%d", uid), "", http.StatusOK) == nil {
+		return false
+	}
+	loc := wr.byUID[uid]
+	wr.evses[loc] = slices.DeleteFunc(wr.evses[loc], func(u int64) bool { return u == uid })
+	wr.events += 2
+	return true
+}
+
+// percentile returns the p-th percentile (0..100) of sorted values.
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p / 100)
+	return sorted[i]
+}
+
+// downReceiver is the address of a webhook receiver that is not listening until up is
+// called; then it forwards to the receiver, path and all.
+type downReceiver struct {
+	addr string
+	srv  *http.Server
+}
+
+func newDownReceiver(t *testing.T) *downReceiver {
+	return &downReceiver{addr: proctest.FreeAddr(t)}
+}
+
+func (d *downReceiver) up(t *testing.T, rcv *receiver) {
+	t.Helper()
+	target, err := url.Parse(rcv.base)
+	require.NoError(t, err)
+	d.srv = &http.Server{Addr: d.addr, Handler: httputil.NewSingleHostReverseProxy(target), ReadHeaderTimeout: 5 * time.Second}
+	ln, err := net.Listen("tcp", d.addr)
+	require.NoError(t, err, "listening on the down receiver's address again")
+	go func() { _ = d.srv.Serve(ln) }()
+	t.Cleanup(func() { _ = d.srv.Close() })
+}
+
+// TestSync is the partner-sync proof on the real binary: on SQLite one server, on
+// PostgreSQL two replicas on one database with the writers split across both and only
+// the first dispatching webhooks.
+func TestSync(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) { testSync(t, b) })
+	}
+}
+
+func testSync(t *testing.T, b backend) {
+	const nWriters = 8
+	duration := 10 * time.Second
+	rcv := startReceiver(t)
+	db := b.database(t)
+	out, err := exec.Command(proctest.Binary(t), "apikey", "create", "--name", "ingest", "--scope", "ingest", "--database", db).Output()
+	require.NoError(t, err)
+	ingest := strings.TrimSpace(string(out))
+
+	// One retry only: the receiver that is down fails every delivery.
+	args := []string{"--webhook-allow-insecure", "--webhook-retry-schedule", "200ms", "--webhook-poll", "50ms", "--webhook-timeout", "1s"}
+	servers := []*proctest.Server{serve(t, db, args...)}
+	if b.name == "postgres" {
+		servers = append(servers, serve(t, db, append([]string{"--webhook-dispatch=false"}, args...)...))
+	}
+	apis := make([]*api, len(servers))
+	for i, s := range servers {
+		apis[i] = newAPI(s.Base, true)
+	}
+	a := apis[0]
+	logs := func() string {
+		var b strings.Builder
+		for i, s := range servers {
+			fmt.Fprintf(&b, "server %d log:\n%s\n", i, s.Log())
+		}
+		return b.String()
+	}
+
+	// Subscriptions to every type: one receiver that is up, one that is not listening.
+	res, err := a.do(http.MethodGet, "/emsp/v1/webhooks/event_types", "")
+	require.NoError(t, err)
+	var catalogue struct {
+		EventTypes []struct {
+			Type string `json:"type"`
+		} `json:"event_types"`
+	}
+	require.NoError(t, json.Unmarshal(res.body, &catalogue))
+	var types []string
+	for _, et := range catalogue.EventTypes {
+		if et.Type != "webhook.ping" {
+			types = append(types, et.Type)
+		}
+	}
+	require.NotEmpty(t, types)
+	subscribe(t, a, rcv, "/ok/all", types...)
+	down := newDownReceiver(t)
+	downHook := createWebhook(t, a, "http://"+down.addr+"/ok/down", types...)
+	rcv.secret(t, "/ok/down", downHook.Secret)
+
+	before, err := readLog(a)
+	require.NoError(t, err)
+	start := time.Now()
+
+	// The writers, and both partners polling, each through the servers in turn.
+	writers := &syncWriters{t: t, apis: apis, ingest: ingest}
+	stop := make(chan struct{})
+	partnerA, partnerB := newChangesPartner(), newEventsPartner()
+	var wg sync.WaitGroup
+	var pollsA, pollsB int
+	poll := func(name string, polls *int, f func(a *api) error) {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := f(apis[*polls%len(apis)]); err != nil {
+				t.Errorf("partner %s: %v", name, err)
+				return
+			}
+			*polls++
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	wg.Go(func() { poll("A", &pollsA, partnerA.poll) })
+	wg.Go(func() {
+		if err := partnerB.fullRead(apis[len(apis)-1]); err != nil {
+			t.Errorf("partner B: %v", err)
+			return
+		}
+		poll("B", &pollsB, partnerB.poll)
+	})
+	writersDone := make(chan struct{})
+	go func() {
+		writers.run(stop, nWriters)
+		close(writersDone)
+	}()
+	time.Sleep(duration)
+	close(stop)
+	<-writersDone
+	wg.Wait()
+	require.False(t, t.Failed(), "the writers and the partners ran without error\n%s", logs())
+
+	// The fence: a location and an EVSE created once every writer had its answer. A
+	// partner that has read them has read every change committed before them (on
+	// PostgreSQL, a change list shows a change once every transaction that started
+	// before it ended, so reading the fence means the writers' changes are shown).
+	fenceID := "SYNC-FENCE"
+	putFence, err := a.do(http.MethodPut, "/v1/locations/"+fenceID, namedLocation("Fence"))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, putFence.status, "%s", putFence.body)
+	res, err = apis[len(apis)-1].do(http.MethodPost, "/v2/evses", fmt.Sprintf(`{"evseId": "DE*CNT*E99999", "chargeboxId": 99999, "locationId": %q, "connectors": [{"id": 1,
+		"standard": "IEC_62196_T2", "format": "SOCKET", "powerType": "AC_3_PHASE", "maxElectricPower": 22, "maxAmperage": 32, "maxVoltage": 400}]}`, fenceID))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, res.status, "%s", res.body)
+	var fence created
+	require.NoError(t, json.Unmarshal(res.body, &fence))
+	writers.events += 2
+	writers.locations = append(writers.locations, fenceID)
+
+	// The last polls: until each partner has read the fence (and its poll ended on a
+	// page with has_more false).
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; ; i++ {
+		require.NoError(t, partnerA.poll(apis[i%len(apis)]), "partner A's last poll")
+		_, evseSeen := partnerA.copy[evseKey(fence.UID)]
+		_, locSeen := partnerA.copy[locationKey(fenceID)]
+		if evseSeen && locSeen {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "partner A did not read the fence within 30 s")
+		time.Sleep(20 * time.Millisecond)
+	}
+	fenceEvents := func() bool {
+		n := 0
+		for _, e := range partnerB.log {
+			if (e.Type == "location.created" && e.Data.ID == fenceID) || (e.Type == "evse.created" && e.Data.UID == fence.UID) {
+				n++
+			}
+		}
+		return n == 2
+	}
+	for i := 0; ; i++ {
+		require.NoError(t, partnerB.poll(apis[i%len(apis)]), "partner B's last poll")
+		if fenceEvents() {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "partner B did not read the fence's events within 30 s")
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// Each copy equals the server's state, byte for byte.
+	extra := inventory{}
+	for _, id := range writers.locations {
+		extra[locationKey(id)] = nil
+	}
+	server, err := serverState(a, extra, partnerA.copy, partnerB.copy)
+	require.NoError(t, err)
+	removed, deleted := 0, 0
+	for k, v := range server {
+		if strings.HasPrefix(k, "evse/") && bytes.Contains(v, []byte(`"status":"REMOVED"`)) {
+			removed++
+		}
+		if strings.HasPrefix(k, "location/") && bytes.Contains(v, []byte(`"deletedAt"`)) {
+			deleted++
+		}
+	}
+	assert.Positive(t, removed, "the run removed EVSEs")
+	assert.Positive(t, deleted, "the run deleted locations")
+	diffA := compareInventories(server, partnerA.copy)
+	assert.Empty(t, diffA, "partner A (change lists) differs from the server on %d items:\n%s", len(diffA), describe(diffA))
+	diffB := compareInventories(server, partnerB.copy)
+	assert.Empty(t, diffB, "partner B (event log) differs from the server on %d items:\n%s", len(diffB), describe(diffB))
+
+	// The event log: one event per change, every one seen by partner B and delivered to
+	// the receiver subscribed to every type.
+	readStart := time.Now()
+	logged, err := readLog(apis[len(apis)-1])
+	require.NoError(t, err)
+	readTook := time.Since(readStart)
+	old := map[string]bool{}
+	for _, e := range before {
+		old[e.ID] = true
+	}
+	var produced []logEvent
+	ids := map[string]bool{}
+	for _, e := range logged {
+		assert.False(t, ids[e.ID], "event %s is in the log once", e.ID)
+		ids[e.ID] = true
+		if !old[e.ID] {
+			produced = append(produced, e)
+		}
+	}
+	assert.Len(t, produced, writers.events, "one logged event per change the writers made")
+	var unseen []string
+	for id := range ids {
+		if partnerB.ids[id] == 0 {
+			unseen = append(unseen, id)
+		}
+	}
+	assert.Empty(t, unseen, "partner B saw every event id of the log")
+	for id := range partnerB.ids {
+		assert.True(t, ids[id], "partner B's event %s is in the log", id)
+	}
+	want := map[string]bool{}
+	for _, e := range produced {
+		want[e.ID] = true
+	}
+	var got map[string]receipt
+	waitReceipts := func(path string, want map[string]bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			got = acked(rcv.receipts(t), path)
+			missing := 0
+			for id := range want {
+				if _, ok := got[id]; !ok {
+					missing++
+				}
+			}
+			if missing == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d of %d events not received within 60 s\n%s", path, missing, len(want), logs())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitReceipts("/ok/all", want)
+	for id, r := range got {
+		assert.True(t, want[id], "/ok/all received %s (%s), an event of the run", id, r.Type)
+		assert.True(t, r.Verified, r.Error)
+	}
+
+	// The receiver that was down for the whole run comes back and catches up.
+	assert.Empty(t, acked(rcv.receipts(t), "/ok/down"), "nothing reached the receiver that was down")
+	since := start.UTC().Truncate(time.Second).Add(-time.Second)
+	wantDown := map[string]bool{}
+	for _, e := range logged {
+		ts, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+		require.NoError(t, err)
+		if !ts.Before(since) {
+			wantDown[e.ID] = true
+		}
+	}
+	for id := range want {
+		require.True(t, wantDown[id], "event %s of the run is in the replay window", id)
+	}
+	down.up(t, rcv)
+	res, err = a.do(http.MethodPost, "/emsp/v1/webhooks/"+downHook.ID+"/replay", fmt.Sprintf(`{"since": %q}`, since.Format(time.RFC3339)))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
+	var replay struct {
+		Queued int `json:"queued"`
+	}
+	require.NoError(t, json.Unmarshal(res.body, &replay))
+	waitReceipts("/ok/down", wantDown)
+	for id := range got {
+		assert.True(t, wantDown[id], "/ok/down received %s, an event of the replay window", id)
+	}
+
+	// Figures (not asserted).
+	var lags []float64
+	matched := 0
+	for _, w := range writers.writes {
+		if seen, ok := partnerA.seen[w.key+"\x00"+string(w.body)]; ok {
+			matched++
+			lags = append(lags, float64(seen.Sub(w.at).Microseconds())/1000)
+		}
+	}
+	slices.Sort(lags)
+	t.Logf("%s: %d writers for %v through %d server(s) (changes per server %v): %s; %d events logged (%.0f changes/s)",
+		b.name, nWriters, duration, len(apis), writers.viaReplica, opNames(&writers.ops), len(produced), float64(len(produced))/duration.Seconds())
+	t.Logf("%s: partner A read %d change-list items in %d polls; partner B %d events in %d polls; %d EVSEs (%d removed) and %d locations (%d deleted) compared byte for byte",
+		b.name, partnerA.read, pollsA, len(partnerB.log), pollsB, countPrefix(server, "evse/"), removed, countPrefix(server, "location/"), deleted)
+	t.Logf("%s: sync lag (writer's answer → partner A polling every 20 ms holds that state), %d of %d changes whose state A saw: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+		b.name, matched, len(writers.writes), percentile(lags, 50), percentile(lags, 99), percentile(lags, 100))
+	t.Logf("%s: the whole log, %d events, read in pages of %d in %v: %.0f events/s", b.name, len(logged), pageLimit, readTook.Round(time.Millisecond),
+		float64(len(logged))/readTook.Seconds())
+	t.Logf("%s: replay to the receiver that was down queued %d events; it now holds all %d of the window", b.name, replay.Queued, len(wantDown))
+
+	// Commit → receipt of webhook deliveries for changes made through the last server
+	// (on PostgreSQL the replica that does not dispatch), one at a time.
+	var lat []float64
+	via := apis[len(apis)-1]
+	for i := range 40 {
+		res, err := via.do(http.MethodPatch, "/v2/evses/1003/connectors/1", patchBody("maxElectricPower", float64(20+i)/10))
+		committed := time.Now()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+		v := version(t, res.header.Get("ETag"))
+		var r receipt
+		require.Eventually(t, func() bool {
+			for _, x := range at(rcv.receipts(t), "/ok/all") {
+				if x.Type == "evse.connector.updated" && x.Data.UID == 1003 && x.Data.Version == v {
+					r = x
+					return true
+				}
+			}
+			return false
+		}, 10*time.Second, 5*time.Millisecond)
+		lat = append(lat, r.ReceivedAt-float64(committed.UnixNano())/1e6)
+		time.Sleep(time.Duration(20+rand.IntN(30)) * time.Millisecond)
+	}
+	slices.Sort(lat)
+	which := "the only server"
+	if len(apis) > 1 {
+		which = "the replica that does not dispatch"
+	}
+	t.Logf("%s: commit (writer's answer) → receipt of the webhook delivery, 40 changes through %s one at a time: p50 %.1f ms, p90 %.1f ms, max %.1f ms",
+		b.name, which, percentile(lat, 50), percentile(lat, 90), percentile(lat, 100))
+}
+
+func countPrefix(inv inventory, prefix string) int {
+	n := 0
+	for k := range inv {
+		if strings.HasPrefix(k, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// commitDirect changes EVSE uid in the database behind the server's back: its status
+// becomes INOPERATIVE and its version moves on, while its lastUpdated keeps the time it
+// had (older than anything a partner polled since). With olderPosition the change also
+// keeps the change position the EVSE had, as if it had committed before the partner's
+// resume point: on SQLite the position the triggers gave it is put back in the same
+// transaction, on PostgreSQL the triggers are bypassed (session_replication_role).
+func commitDirect(t *testing.T, database string, uid int64, olderPosition bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const change = `UPDATE evses SET status = 'INOPERATIVE', version = version + 1 WHERE uid = $1`
+	if path, ok := strings.CutPrefix(database, "sqlite:"); ok {
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+		require.NoError(t, err)
+		defer db.Close()
+		tx, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback() }()
+		var pos int64
+		require.NoError(t, tx.QueryRowContext(ctx, `SELECT pos FROM evse_changes WHERE uid = ?`, uid).Scan(&pos))
+		res, err := tx.ExecContext(ctx, strings.Replace(change, "$1", "?", 1), uid)
+		require.NoError(t, err)
+		n, err := res.RowsAffected()
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		if olderPosition {
+			_, err = tx.ExecContext(ctx, `UPDATE evse_changes SET pos = ? WHERE uid = ?`, pos, uid)
+			require.NoError(t, err)
+		}
+		require.NoError(t, tx.Commit())
+		return
+	}
+	conn, err := pgx.Connect(ctx, database)
+	require.NoError(t, err)
+	defer func() { _ = conn.Close(context.Background()) }()
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if olderPosition {
+		_, err = tx.Exec(ctx, `SET LOCAL session_replication_role = replica`)
+		require.NoError(t, err)
+	}
+	tag, err := tx.Exec(ctx, change, uid)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+	require.NoError(t, tx.Commit(ctx))
+}
+
+// TestSyncOlderPosition shows that the proof's comparison catches a missed change: after
+// partner A has read the change lists to their end, a change committed with an older
+// timestamp but a new position reaches it, and a change committed with a position older
+// than its resume point does not, and compareInventories reports exactly that EVSE.
+func TestSyncOlderPosition(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.database(t)
+			a := newAPI(serve(t, db).Base, true)
+			partner := newChangesPartner()
+			require.NoError(t, partner.poll(a))
+			server, err := serverState(a, partner.copy)
+			require.NoError(t, err)
+			require.Empty(t, compareInventories(server, partner.copy), "the full read equals the server")
+
+			// An older timestamp, a new position: the partner's next poll has it.
+			before := partner.copy[evseKey(1005)]
+			commitDirect(t, db, 1005, false)
+			require.NoError(t, partner.poll(a))
+			server, err = serverState(a, partner.copy)
+			require.NoError(t, err)
+			assert.Empty(t, compareInventories(server, partner.copy), "a change with an older lastUpdated is read from its position")
+			assert.NotEqual(t, string(before), string(partner.copy[evseKey(1005)]), "the change reached the partner")
+			assert.Contains(t, string(partner.copy[evseKey(1005)]), `"status":"INOPERATIVE"`)
+
+			// An older position: the partner's poll cannot have it, and the comparison
+			// says so, for that EVSE alone.
+			commitDirect(t, db, 1007, true)
+			require.NoError(t, partner.poll(a))
+			server, err = serverState(a, partner.copy)
+			require.NoError(t, err)
+			diff := compareInventories(server, partner.copy)
+			assert.Equal(t, []string{evseKey(1007)}, differenceKeys(diff))
+			if assert.Len(t, diff, 1) {
+				assert.Contains(t, string(diff[0].Server), `"status":"INOPERATIVE"`)
+				assert.NotContains(t, string(diff[0].Copy), `"status":"INOPERATIVE"`)
+			}
+			t.Logf("%s: with one change committed behind partner A's resume point, the proof reports:\npartner A (change lists) differs from the server on %d items:\n%s",
+				b.name, len(diff), describe(diff))
+		})
+	}
+}
