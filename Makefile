@@ -16,7 +16,7 @@ RELEASED_SPEC := openapi/released/2.12.0.yaml
 DEV_KEY ?= dev-key-change-me-0123456789
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-scale
+.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-scale bench-compare
 
 all: build
 
@@ -78,6 +78,9 @@ go-test: tools-npm prometheus-tools ## go test -race over every package (Postgre
 
 bench: ## load benchmark: full stack vs a bare Echo ceiling vs Prism mock (wrk); writes bench/results.md
 	bench/run.sh
+
+bench-compare: ## the write rows of make bench for two trees (OLD=commit NEW=commit or .), interleaved rounds, ratios; PG=1 adds PostgreSQL
+	bench/compare.sh
 
 bench-scale: ## import 1M locations and measure page latency at depth; writes bench/scale-results.md
 	bench/scale.sh

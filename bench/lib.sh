@@ -57,12 +57,12 @@ serve() {
 	serve_url "sqlite:$db" "$@"
 }
 
-# serve_url DATABASE PORT [ARGS...]: start chargenet serve on --database DATABASE; sets
-# SERVE_PID.
+# serve_url DATABASE PORT [ARGS...]: start chargenet serve (the binary of CHARGENET_BIN,
+# default the one build made) on --database DATABASE; sets SERVE_PID.
 serve_url() {
 	local db=$1 port=$2
 	shift 2
-	CHARGENET_API_KEYS=$BENCH_KEY "$OUT/bin/chargenet" serve --database "$db" --addr "127.0.0.1:$port" \
+	CHARGENET_API_KEYS=$BENCH_KEY "${CHARGENET_BIN:-$OUT/bin/chargenet}" serve --database "$db" --addr "127.0.0.1:$port" \
 		--cursor-secret "$SECRET" --rate-limit 0 "$@" >"${SERVE_LOG:-$OUT/serve.log}" 2>&1 &
 	SERVE_PID=$!
 	PIDS+=("$SERVE_PID")

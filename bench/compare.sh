@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# make bench-compare: the write rows of make bench (PATCH on one connector, PATCH spread
+# over the demo EVSEs, the status-notification stream) for two trees of this repository,
+# servers side by side on copies of the same demo inventory, rounds interleaved (the
+# order of the two alternates every round), on SQLite and, with PG=1, on PostgreSQL (a
+# throw-away cluster, one database per tree). Prints each round and the medians with
+# the ratio new/old, and writes them to bench/out/compare.md.
+#
+#   OLD=c0ae642 NEW=. ROUNDS=5 DURATION=5s CONNS=32 ROWS="patch patch_spread status" PG=1 bench/compare.sh
+#
+# OLD and NEW are commits (built from `git archive`) or "." for the working tree.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+OLD=${OLD:-c0ae642}
+NEW=${NEW:-.}
+ROUNDS=${ROUNDS:-5}
+DURATION=${DURATION:-5s}
+CONNS=${CONNS:-32}
+ROWS=${ROWS:-patch patch_spread status}
+PG=${PG:-0}
+need_wrk
+
+# tree_bin REV NAME: builds ./cmd/chargenet of REV into $OUT/bin/chargenet-NAME.
+tree_bin() {
+	local src=$ROOT tmp=""
+	if [[ $1 != . ]]; then
+		tmp=$(mktemp -d)
+		git -C "$ROOT" archive "$1" | tar -x -C "$tmp" || die "git archive $1 failed"
+		src=$tmp
+	fi
+	(cd "$src" && go build -o "$OUT/bin/chargenet-$2" ./cmd/chargenet) || die "building $1 failed"
+	[[ -n $tmp ]] && rm -rf "$tmp"
+	return 0
+}
+say "building the old tree ($OLD) and the new one ($NEW)"
+tree_bin "$OLD" old
+tree_bin "$NEW" new
+(cd "$ROOT" && go build -o "$OUT/bin/tool" ./bench/tool) || die "building bench/tool failed"
+
+declare -A URL PID INGEST
+# start TREE STORE DATABASE: the tree's server on DATABASE with the demo inventory (each
+# tree makes its own, at its own schema) and an ingest key.
+start() {
+	local bin=$OUT/bin/chargenet-$1 port
+	port=$(free_port)
+	CHARGENET_BIN=$bin SERVE_LOG=$OUT/compare-$1-$2.log serve_url "$3" "$port" --demo --webhook-dispatch=false
+	URL[$1-$2]=http://127.0.0.1:$port
+	PID[$1-$2]=$SERVE_PID
+	INGEST[$1-$2]=$("$bin" apikey create --database "$3" --name bench-ingest --scope ingest 2>/dev/null) || die "creating an ingest key failed"
+}
+for tree in old new; do
+	rm -f "$OUT/compare-$tree.db"*
+	start "$tree" sqlite "sqlite:$OUT/compare-$tree.db"
+done
+STORES=sqlite
+if [[ $PG == 1 ]]; then
+	PGENV=$("$ROOT/scripts/pg-test-cluster.sh" start) || die "starting a PostgreSQL cluster failed"
+	eval "$PGENV"
+	PG_DIR=$CHARGENET_PG_DIR
+	ON_EXIT+=("\"$ROOT/scripts/pg-test-cluster.sh\" stop '$CHARGENET_PG_DIR'")
+	for tree in old new; do
+		"$CHARGENET_PG_BIN/createdb" -h 127.0.0.1 -p "$(sed -E 's|.*:([0-9]+)/.*|\1|' <<<"$CHARGENET_TEST_POSTGRES")" -U postgres "compare_$tree" ||
+			die "createdb failed"
+		start "$tree" pg "$(sed -E "s|/[^/?]+([?].*)?\$|/compare_$tree\1|" <<<"$CHARGENET_TEST_POSTGRES")"
+	done
+	STORES="sqlite pg"
+fi
+
+declare -A PATHS=([patch]=/v2/evses/1002/connectors/1 [patch_spread]=/v2/evses/1002/connectors/1
+	[status]=/internal/v1/chargeboxes/501/status-notifications)
+declare -A SCRIPTS=([patch]=patch.lua [patch_spread]=patch-spread.lua [status]=status.lua)
+RAW=$OUT/compare.tsv
+: >"$RAW"
+say "wrk: $ROUNDS rounds x $DURATION per row, store and tree, $CONNS connections"
+for ((r = 1; r <= ROUNDS; r++)); do
+	order="old new"
+	((r % 2 == 0)) && order="new old"
+	for row in $ROWS; do
+		for store in $STORES; do
+			for tree in $order; do
+				BENCH_INGEST_KEY=${INGEST[$tree-$store]} CPU_PIDS=${PID[$tree-$store]} CPU_PG=$([[ $store == pg ]] && echo 1) \
+					wrk_run "$row-$store" "$tree" "$r" "${URL[$tree-$store]}${PATHS[$row]}" "${SCRIPTS[$row]}" "$CONNS" "$DURATION"
+			done
+		done
+	done
+done
+awk -F'\t' '$7 > 0 {bad = 1} END {exit bad}' "$RAW" || die "non-2xx answers under load (see $RAW and $OUT/compare-*.log)"
+
+{
+	printf '# The write rows of two trees, interleaved\n\n'
+	printf 'old: %s, new: %s (HEAD %s); %s rounds x %s, %s connections; %s, %s cores.\n\n' \
+		"$OLD" "$NEW" "$(git -C "$ROOT" rev-parse --short HEAD)" "$ROUNDS" "$DURATION" "$CONNS" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)"
+	printf '| row | old req/s (median) | new req/s (median) | new/old | new/old per round | CPU µs/req old → new (server + PostgreSQL) |\n|---|---|---|---|---|---|\n'
+	for row in $ROWS; do
+		for store in $STORES; do
+			awk -F'\t' -v e="$row-$store" '
+				function median(a, n,   i, j, t) {
+					for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+					return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+				}
+				$1 == e && $2 == "old" { o[++no] = $4; oc[no] = $8; op[no] = $9; ro[$3] = $4 }
+				$1 == e && $2 == "new" { n[++nn] = $4; nc[nn] = $8; np[nn] = $9; rn[$3] = $4 }
+				END {
+					per = ""
+					for (r = 1; r in ro; r++) per = per sprintf("%s%.2f", (r > 1 ? " " : ""), rn[r] / ro[r])
+					mo = median(o, no); mn = median(n, nn)
+					printf "| %s | %.0f | %.0f | %.2f | %s | %.0f + %.0f → %.0f + %.0f |\n", e, mo, mn, mn / mo, per, median(oc, no), median(op, no), median(nc, nn), median(np, nn)
+				}' "$RAW"
+		done
+	done
+} | tee "$OUT/compare.md"
