@@ -363,14 +363,10 @@ func (p *eventsPartner) poll(a *api) error {
 		return err
 	}
 	for k := range evses {
-		b, err := a.getItem(k)
+		b, err := p.reread(a, k)
 		if err != nil {
 			return err
 		}
-		if b == nil {
-			return fmt.Errorf("%s named by an event does not exist", k)
-		}
-		p.copy[k] = b
 		var e struct {
 			LocationID string `json:"locationId"`
 		}
@@ -382,16 +378,24 @@ func (p *eventsPartner) poll(a *api) error {
 		}
 	}
 	for k := range locations {
-		b, err := a.getItem(k)
-		if err != nil {
+		if _, err := p.reread(a, k); err != nil {
 			return err
 		}
-		if b == nil {
-			return fmt.Errorf("%s named by an event does not exist", k)
-		}
-		p.copy[k] = b
 	}
 	return nil
+}
+
+// reread reads the item an event named into the copy.
+func (p *eventsPartner) reread(a *api, key string) ([]byte, error) {
+	b, err := a.getItem(key)
+	if err == nil && b == nil {
+		err = fmt.Errorf("%s named by an event does not exist", key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.copy[key] = b
+	return b, nil
 }
 
 // readLog reads the whole event log from its start.
@@ -430,7 +434,6 @@ type syncWriters struct {
 	events     int      // events the changes produced, by the answers
 	locations  []string // every location the writers created
 	ops        histogram
-	refused    histogram
 	viaReplica []int // changes made through each server
 }
 
