@@ -865,9 +865,9 @@ func testSync(t *testing.T, b backend) {
 	assert.Positive(t, removed, "the run removed EVSEs")
 	assert.Positive(t, deleted, "the run deleted locations")
 	diffA := compareInventories(server, partnerA.copy)
-	assert.Empty(t, diffA, "partner A (change lists) differs from the server on %d items:\n%s", len(diffA), describe(diffA))
+	assert.Empty(t, diffA, "partner A (change lists) differs from the server on %d item(s):\n%s", len(diffA), describe(diffA))
 	diffB := compareInventories(server, partnerB.copy)
-	assert.Empty(t, diffB, "partner B (event log) differs from the server on %d items:\n%s", len(diffB), describe(diffB))
+	assert.Empty(t, diffB, "partner B (event log) differs from the server on %d item(s):\n%s", len(diffB), describe(diffB))
 
 	// The event log: one event per change, every one seen by partner B and delivered to
 	// the receiver subscribed to every type.
@@ -1104,7 +1104,7 @@ func TestSyncOlderPosition(t *testing.T) {
 				assert.Contains(t, string(diff[0].Server), `"status":"INOPERATIVE"`)
 				assert.NotContains(t, string(diff[0].Copy), `"status":"INOPERATIVE"`)
 			}
-			t.Logf("%s: with one change committed behind partner A's resume point, the proof reports:\npartner A (change lists) differs from the server on %d items:\n%s",
+			t.Logf("%s: with one change committed behind partner A's resume point, the proof reports:\npartner A (change lists) differs from the server on %d item(s):\n%s",
 				b.name, len(diff), describe(diff))
 		})
 	}
