@@ -427,6 +427,7 @@ type write struct {
 // change its connector's error, and no EVSE they notify is held by the operator.
 type syncWriters struct {
 	t          *testing.T
+	round      int // tells the ids of one run of writers from another's
 	apis       []*api
 	ingest     string
 	mu         sync.Mutex
@@ -439,7 +440,7 @@ type syncWriters struct {
 
 // syncWriter is the state of one writer.
 type syncWriter struct {
-	w         int
+	round, w  int
 	a         *api
 	rnd       *rand.Rand
 	next      int
@@ -460,7 +461,7 @@ func (s *syncWriters) run(stop <-chan struct{}, n int) {
 	s.viaReplica = make([]int, len(s.apis))
 	for w := range n {
 		wg.Go(func() {
-			wr := &syncWriter{w: w, a: s.apis[w%len(s.apis)], rnd: rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano()))),
+			wr := &syncWriter{round: s.round, w: w, a: s.apis[w%len(s.apis)], rnd: rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano()))),
 				evses: map[string][]int64{}, status: map[int64]string{}, chargebox: map[int64]int64{}, byUID: map[int64]string{},
 				ops: map[string]int{}}
 			wr.fail = func(format string, a ...any) { s.t.Errorf("writer %d: "+format, append([]any{w}, a...)...) }
@@ -546,7 +547,7 @@ func (wr *syncWriter) step(ingest string) bool {
 	switch {
 	case len(wr.locations) < 2 || r < 8: // a new location
 		wr.next++
-		id := fmt.Sprintf("SYNC-%d-%d", wr.w, wr.next)
+		id := fmt.Sprintf("SYNC-%d-%d-%d", wr.round, wr.w, wr.next)
 		if wr.do("put location", locationKey(id), http.MethodPut, "/v1/locations/"+id, namedLocation("Sync "+id), http.StatusCreated) == nil {
 			return false
 		}
@@ -563,10 +564,10 @@ func (wr *syncWriter) step(ingest string) bool {
 	case r < 28: // a new EVSE
 		loc := wr.locations[wr.rnd.IntN(len(wr.locations))]
 		wr.next++
-		cb := int64(100000 + wr.w*10000 + wr.next)
-		body := fmt.Sprintf(`{"evseId": "DE*CNT*E9%d*%d", "chargeboxId": %d, "locationId": %q, "status": "AVAILABLE", "connectors": [{"id": 1,
+		cb := int64(100000 + wr.round*100000 + wr.w*10000 + wr.next)
+		body := fmt.Sprintf(`{"evseId": "DE*CNT*E9%d%d*%d", "chargeboxId": %d, "locationId": %q, "status": "AVAILABLE", "connectors": [{"id": 1,
 			"standard": "IEC_62196_T2", "format": "SOCKET", "powerType": "AC_3_PHASE", "maxElectricPower": 22,
-			"maxAmperage": 32, "maxVoltage": 400}]}`, wr.w, wr.next, cb, loc)
+			"maxAmperage": 32, "maxVoltage": 400}]}`, wr.round, wr.w, wr.next, cb, loc)
 		res := wr.do("create EVSE", "", http.MethodPost, "/v2/evses", body, http.StatusCreated)
 		if res == nil {
 			return false
@@ -806,7 +807,7 @@ func testSync(t *testing.T, b backend) {
 	partnerA, partnerB := newChangesPartner(), newEventsPartner()
 	var wg sync.WaitGroup
 	var pollsA, pollsB int
-	poll := func(name string, polls *int, f func(a *api) error) {
+	poll := func(stop <-chan struct{}, name string, polls *int, f func(a *api) error) {
 		for {
 			select {
 			case <-stop:
@@ -821,13 +822,13 @@ func testSync(t *testing.T, b backend) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	wg.Go(func() { poll("A", &pollsA, partnerA.poll) })
+	wg.Go(func() { poll(stop, "A", &pollsA, partnerA.poll) })
 	wg.Go(func() {
 		if err := partnerB.fullRead(apis[len(apis)-1]); err != nil {
 			t.Errorf("partner B: %v", err)
 			return
 		}
-		poll("B", &pollsB, partnerB.poll)
+		poll(stop, "B", &pollsB, partnerB.poll)
 	})
 	writersDone := make(chan struct{})
 	go func() {
@@ -841,40 +842,19 @@ func testSync(t *testing.T, b backend) {
 	require.False(t, t.Failed(), "the writers and the partners ran without error\n%s", logs())
 	phase("writers")
 
-	// The fence: a location and an EVSE created once every writer had its answer. A
-	// partner that has read them has read every change committed before them (on
-	// PostgreSQL, a change list shows a change once every transaction that started
-	// before it ended, so reading the fence means the writers' changes are shown).
 	fenceID := "SYNC-FENCE"
-	putFence, err := a.do(http.MethodPut, "/v1/locations/"+fenceID, namedLocation("Fence"))
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, putFence.status, "%s", putFence.body)
-	res, err = apis[len(apis)-1].do(http.MethodPost, "/v2/evses", fmt.Sprintf(`{"evseId": "DE*CNT*E99999", "chargeboxId": 99999, "locationId": %q, "connectors": [{"id": 1,
-		"standard": "IEC_62196_T2", "format": "SOCKET", "powerType": "AC_3_PHASE", "maxElectricPower": 22, "maxAmperage": 32, "maxVoltage": 400}]}`, fenceID))
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, res.status, "%s", res.body)
-	var fence created
-	require.NoError(t, json.Unmarshal(res.body, &fence))
+	fence := makeFence(t, apis, fenceID, 99999)
 	writers.events += 2
 	writers.locations = append(writers.locations, fenceID)
 
 	// The last polls: until each partner has read the fence (and its poll ended on a
 	// page with has_more false).
+	untilRead(t, partnerA, apis, fenceID, fence)
 	deadline := time.Now().Add(30 * time.Second)
-	for i := 0; ; i++ {
-		require.NoError(t, partnerA.poll(apis[i%len(apis)]), "partner A's last poll")
-		_, evseSeen := partnerA.copy[evseKey(fence.UID)]
-		_, locSeen := partnerA.copy[locationKey(fenceID)]
-		if evseSeen && locSeen {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "partner A did not read the fence within 30 s")
-		time.Sleep(20 * time.Millisecond)
-	}
 	fenceEvents := func() bool {
 		n := 0
 		for _, e := range partnerB.log {
-			if (e.Type == "location.created" && e.Data.ID == fenceID) || (e.Type == "evse.created" && e.Data.UID == fence.UID) {
+			if (e.Type == "location.created" && e.Data.ID == fenceID) || (e.Type == "evse.created" && e.Data.UID == fence) {
 				n++
 			}
 		}
@@ -949,7 +929,7 @@ func testSync(t *testing.T, b backend) {
 	var got map[string]receipt
 	waitReceipts := func(path string, want map[string]bool) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
+		deadline := time.Now().Add(150 * time.Second)
 		for {
 			got = acked(rcv.receipts(t), path)
 			missing := 0
@@ -962,7 +942,7 @@ func testSync(t *testing.T, b backend) {
 				return
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d of %d events not received within 60 s\n%s", path, missing, len(want), logs())
+				t.Fatalf("%s: %d of %d events not received within 150 s\n%s", path, missing, len(want), logs())
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -977,7 +957,7 @@ func testSync(t *testing.T, b backend) {
 
 	// The receiver that was down for the whole run comes back and catches up: once the
 	// server has given up on it (no retry for 2 s), replay queues what it missed.
-	failed := down.quiet(t, 2*time.Second, 90*time.Second)
+	failed := down.quiet(t, 2*time.Second, 150*time.Second)
 	assert.Positive(t, failed, "the server tried the receiver that was down")
 	assert.Empty(t, acked(rcv.receipts(t), "/ok/down"), "nothing reached the receiver that was down")
 	phase("retries to the receiver that was down given up")
@@ -1009,6 +989,24 @@ func testSync(t *testing.T, b backend) {
 	}
 	phase("replay")
 
+	// The sync lag once every receiver is up: the writers again for 3 s, partner A
+	// polling.
+	lagWriters := &syncWriters{t: t, apis: apis, ingest: ingest, round: 1}
+	stop = make(chan struct{})
+	wg.Go(func() { poll(stop, "A", &pollsA, partnerA.poll) })
+	writersDone = make(chan struct{})
+	go func() {
+		lagWriters.run(stop, nWriters)
+		close(writersDone)
+	}()
+	time.Sleep(3 * time.Second)
+	close(stop)
+	<-writersDone
+	wg.Wait()
+	require.False(t, t.Failed(), "the writers and partner A ran without error\n%s", logs())
+	untilRead(t, partnerA, apis, "SYNC-FENCE-2", makeFence(t, apis, "SYNC-FENCE-2", 99998))
+	phase("writers with every receiver up")
+
 	// The log read again, without checking each page against the contract in this
 	// process: the events per second a partner reads.
 	raw := *apis[len(apis)-1]
@@ -1020,21 +1018,12 @@ func testSync(t *testing.T, b backend) {
 	require.GreaterOrEqual(t, len(again), len(logged))
 
 	// Figures (not asserted).
-	var lags []float64
-	matched := 0
-	for _, w := range writers.writes {
-		if seen, ok := partnerA.seen[w.key+"\x00"+string(w.body)]; ok {
-			matched++
-			lags = append(lags, float64(seen.Sub(w.at).Microseconds())/1000)
-		}
-	}
-	slices.Sort(lags)
 	t.Logf("%s: %d writers for %v through %d server(s) (changes per server %v): %s; %d events logged (%.0f changes/s)",
 		b.name, nWriters, duration, len(apis), writers.viaReplica, opNames(&writers.ops), len(produced), float64(len(produced))/duration.Seconds())
 	t.Logf("%s: partner A read %d change-list items in %d polls; partner B %d events in %d polls; %d EVSEs (%d removed) and %d locations (%d deleted) compared byte for byte",
 		b.name, partnerA.read, pollsA, len(partnerB.log), pollsB, countPrefix(server, "evse/"), removed, countPrefix(server, "location/"), deleted)
-	t.Logf("%s: sync lag (writer's answer → partner A polling every 20 ms holds that state), %d of %d changes whose state A saw: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
-		b.name, matched, len(writers.writes), percentile(lags, 50), percentile(lags, 99), percentile(lags, 100))
+	t.Logf("%s: sync lag (writer's answer → partner A, polling every 20 ms, holds that state) while a receiver is down: %s", b.name, syncLag(writers.writes, partnerA.seen))
+	t.Logf("%s: sync lag with every receiver up, %d writers for 3 s: %s", b.name, nWriters, syncLag(lagWriters.writes, partnerA.seen))
 	t.Logf("%s: the whole log, %d events, read in pages of %d in %v: %.0f events/s", b.name, len(again), pageLimit, readTook.Round(time.Millisecond),
 		float64(len(again))/readTook.Seconds())
 	t.Logf("%s: the receiver that was down answered %d requests 503; replay queued %d events (the rest were still pending); it now holds all %d of the window",
@@ -1071,6 +1060,57 @@ func testSync(t *testing.T, b backend) {
 	}
 	t.Logf("%s: commit (writer's answer) → receipt of the webhook delivery, 40 changes through %s one at a time: p50 %.1f ms, p90 %.1f ms, max %.1f ms",
 		b.name, which, percentile(lat, 50), percentile(lat, 90), percentile(lat, 100))
+}
+
+// makeFence creates location id and then an EVSE at it (evseId DE*CNT*E<n>, charge box
+// n), once every writer had its answer, and returns the EVSE's uid. A partner that has
+// read both has read every change committed before them: on PostgreSQL a change list
+// shows a change once every transaction that started before it has ended, so it shows
+// the fence only after the writers' changes.
+func makeFence(t *testing.T, apis []*api, id string, n int) int64 {
+	t.Helper()
+	res, err := apis[0].do(http.MethodPut, "/v1/locations/"+id, namedLocation("Fence "+id))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, res.status, "%s", res.body)
+	res, err = apis[len(apis)-1].do(http.MethodPost, "/v2/evses", fmt.Sprintf(`{"evseId": "DE*CNT*E%d", "chargeboxId": %d, "locationId": %q, "connectors": [{"id": 1,
+		"standard": "IEC_62196_T2", "format": "SOCKET", "powerType": "AC_3_PHASE", "maxElectricPower": 22, "maxAmperage": 32, "maxVoltage": 400}]}`, n, n, id))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, res.status, "%s", res.body)
+	var e created
+	require.NoError(t, json.Unmarshal(res.body, &e))
+	return e.UID
+}
+
+// untilRead polls the change lists of p until it holds the fence (location id and EVSE
+// uid), each poll up to a page with has_more false.
+func untilRead(t *testing.T, p *changesPartner, apis []*api, id string, uid int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; ; i++ {
+		require.NoError(t, p.poll(apis[i%len(apis)]), "partner A's last poll")
+		_, evseSeen := p.copy[evseKey(uid)]
+		_, locSeen := p.copy[locationKey(id)]
+		if evseSeen && locSeen {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "partner A did not read the fence within 30 s")
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// syncLag describes the time from each write's answer to when the partner first held
+// the state it answered, over the writes whose state the partner saw (a state changed
+// again before a poll reached it is never seen).
+func syncLag(writes []write, seen map[string]time.Time) string {
+	var lags []float64
+	for _, w := range writes {
+		if at, ok := seen[w.key+"\x00"+string(w.body)]; ok {
+			lags = append(lags, float64(at.Sub(w.at).Microseconds())/1000)
+		}
+	}
+	slices.Sort(lags)
+	return fmt.Sprintf("%d of %d changes seen in the state they answered: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+		len(lags), len(writes), percentile(lags, 50), percentile(lags, 99), percentile(lags, 100))
 }
 
 func countPrefix(inv inventory, prefix string) int {
