@@ -1026,7 +1026,7 @@ func testSync(t *testing.T, b backend) {
 	t.Logf("%s: sync lag with every receiver up, %d writers for 3 s: %s", b.name, nWriters, syncLag(lagWriters.writes, partnerA.seen))
 	t.Logf("%s: the whole log, %d events, read in pages of %d in %v: %.0f events/s", b.name, len(again), pageLimit, readTook.Round(time.Millisecond),
 		float64(len(again))/readTook.Seconds())
-	t.Logf("%s: the receiver that was down answered %d requests 503; replay queued %d events (the rest were still pending); it now holds all %d of the window",
+	t.Logf("%s: the receiver that was down answered %d requests 503; replay queued %d events (any other of the window was still pending for it); it now holds all %d of the window",
 		b.name, failed, replay.Queued, len(wantDown))
 	t.Logf("%s: phases: %s", b.name, strings.Join(phases, ", "))
 
