@@ -16,7 +16,7 @@ RELEASED_SPEC := openapi/released/2.12.0.yaml
 DEV_KEY ?= dev-key-change-me-0123456789
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-scale bench-compare
+.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-scale bench-compare bench-eventlog
 
 all: build
 
@@ -81,6 +81,9 @@ bench: ## load benchmark: full stack vs a bare Echo ceiling vs Prism mock (wrk);
 
 bench-compare: ## the write rows of make bench for two trees (OLD=commit NEW=commit or .), interleaved rounds, ratios; PG=1 adds PostgreSQL
 	bench/compare.sh
+
+bench-eventlog: ## fill the event log with PATCHes, then page through it with limit 100: events per second (PG=1 adds PostgreSQL)
+	bench/eventlog.sh
 
 bench-scale: ## import 1M locations and measure page latency at depth; writes bench/scale-results.md
 	bench/scale.sh

@@ -4,6 +4,8 @@
 //	tool id I                         prints the id of the generated location at position I
 //	tool cursor SECRET locations KEY  prints a cursor for the page after location KEY
 //	tool port                         prints a free TCP port on 127.0.0.1
+//	tool events URL KEY LIMIT         pages through the whole event log and prints events,
+//	                                  pages, seconds and events per second
 //	tool writer URL KEY INGEST_KEY RATE DURATION
 //	                                  sends the mixed workload's steady write stream (PATCHes
 //	                                  and status notifications) and prints what it achieved
@@ -70,6 +72,15 @@ func run(args []string) error {
 		return nil
 	case "writer":
 		return writerArgs(args[1:])
+	case "events":
+		if len(args) != 4 {
+			return fmt.Errorf("usage: tool events URL KEY LIMIT")
+		}
+		limit, err := strconv.Atoi(args[3])
+		if err != nil || limit < 1 {
+			return fmt.Errorf("LIMIT %q must be a positive whole number", args[3])
+		}
+		return readEvents(args[1], args[2], limit)
 	case "port":
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
