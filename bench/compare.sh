@@ -89,7 +89,7 @@ awk -F'\t' '$7 > 0 {bad = 1} END {exit bad}' "$RAW" || die "non-2xx answers unde
 	printf '# The write rows of two trees, interleaved\n\n'
 	printf 'old: %s, new: %s (HEAD %s); %s rounds x %s, %s connections; %s, %s cores.\n\n' \
 		"$OLD" "$NEW" "$(git -C "$ROOT" rev-parse --short HEAD)" "$ROUNDS" "$DURATION" "$CONNS" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)"
-	printf '| row | old req/s (median) | new req/s (median) | new/old | new/old per round | CPU µs/req old → new (server + PostgreSQL) |\n|---|---|---|---|---|---|\n'
+	printf '| row | old req/s (median) | new req/s (median) | new/old of the medians | new/old per round | median of the rounds | CPU µs/req old → new (server + PostgreSQL) |\n|---|---|---|---|---|---|---|\n'
 	for row in $ROWS; do
 		for store in $STORES; do
 			awk -F'\t' -v e="$row-$store" '
@@ -101,9 +101,10 @@ awk -F'\t' '$7 > 0 {bad = 1} END {exit bad}' "$RAW" || die "non-2xx answers unde
 				$1 == e && $2 == "new" { n[++nn] = $4; nc[nn] = $8; np[nn] = $9; rn[$3] = $4 }
 				END {
 					per = ""
-					for (r = 1; r in ro; r++) per = per sprintf("%s%.2f", (r > 1 ? " " : ""), rn[r] / ro[r])
+					for (r = 1; r in ro; r++) { ratio[r] = rn[r] / ro[r]; per = per sprintf("%s%.2f", (r > 1 ? " " : ""), ratio[r]) }
 					mo = median(o, no); mn = median(n, nn)
-					printf "| %s | %.0f | %.0f | %.2f | %s | %.0f + %.0f → %.0f + %.0f |\n", e, mo, mn, mn / mo, per, median(oc, no), median(op, no), median(nc, nn), median(np, nn)
+					printf "| %s | %.0f | %.0f | %.2f | %s | %.2f | %.0f + %.0f → %.0f + %.0f |\n", e, mo, mn, mn / mo, per, median(ratio, r - 1),
+						median(oc, no), median(op, no), median(nc, nn), median(np, nn)
 				}' "$RAW"
 		done
 	done
