@@ -751,8 +751,12 @@ func testSync(t *testing.T, b backend) {
 	require.NoError(t, err)
 	ingest := strings.TrimSpace(string(out))
 
-	// One retry only: the receiver that is down fails every delivery.
-	args := []string{"--webhook-allow-insecure", "--webhook-retry-schedule", "200ms", "--webhook-poll", "50ms", "--webhook-timeout", "1s"}
+	// No retries: each delivery to the receiver that is down fails once and is given up,
+	// so that replay alone brings it what it missed. (With retries, a receiver that is
+	// down makes the dispatcher defer its whole backlog at each failed attempt, which on
+	// PostgreSQL holds a transaction open for seconds under this load and with it the
+	// change lists' horizon: that is measured apart, not proven here.)
+	args := []string{"--webhook-allow-insecure", "--webhook-retry-schedule=", "--webhook-poll", "50ms", "--webhook-timeout", "5s"}
 	servers := []*proctest.Server{serve(t, db, args...)}
 	if b.name == "postgres" {
 		servers = append(servers, serve(t, db, append([]string{"--webhook-dispatch=false"}, args...)...))
@@ -956,11 +960,12 @@ func testSync(t *testing.T, b backend) {
 	phase("webhook receipts")
 
 	// The receiver that was down for the whole run comes back and catches up: once the
-	// server has given up on it (no retry for 2 s), replay queues what it missed.
+	// server has tried every delivery to it (no request for 2 s), replay queues what it
+	// missed.
 	failed := down.quiet(t, 2*time.Second, 150*time.Second)
 	assert.Positive(t, failed, "the server tried the receiver that was down")
 	assert.Empty(t, acked(rcv.receipts(t), "/ok/down"), "nothing reached the receiver that was down")
-	phase("retries to the receiver that was down given up")
+	phase("deliveries to the receiver that was down tried")
 	since := start.UTC().Truncate(time.Second).Add(-time.Second)
 	wantDown := map[string]bool{}
 	for _, e := range logged {
@@ -981,8 +986,7 @@ func testSync(t *testing.T, b backend) {
 		Queued int `json:"queued"`
 	}
 	require.NoError(t, json.Unmarshal(res.body, &replay))
-	assert.Positive(t, replay.Queued, "replay queued the events the receiver missed")
-	assert.LessOrEqual(t, replay.Queued, len(wantDown), "replay queues each event of the window at most once")
+	assert.Equal(t, len(wantDown), replay.Queued, "replay queued every event of the window (none was still pending)")
 	waitReceipts("/ok/down", wantDown)
 	for id := range got {
 		assert.True(t, wantDown[id], "/ok/down received %s, an event of the replay window", id)
@@ -1026,7 +1030,7 @@ func testSync(t *testing.T, b backend) {
 	t.Logf("%s: sync lag with every receiver up, %d writers for 3 s: %s", b.name, nWriters, syncLag(lagWriters.writes, partnerA.seen))
 	t.Logf("%s: the whole log, %d events, read in pages of %d in %v: %.0f events/s", b.name, len(again), pageLimit, readTook.Round(time.Millisecond),
 		float64(len(again))/readTook.Seconds())
-	t.Logf("%s: the receiver that was down answered %d requests 503; replay queued %d events (any other of the window was still pending for it); it now holds all %d of the window",
+	t.Logf("%s: the receiver that was down answered %d requests 503; replay queued %d events; it now holds all %d of the window",
 		b.name, failed, replay.Queued, len(wantDown))
 	t.Logf("%s: phases: %s", b.name, strings.Join(phases, ", "))
 
