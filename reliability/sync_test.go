@@ -1217,3 +1217,80 @@ func TestSyncOlderPosition(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncPositionWidths walks the change lists and the event log of PostgreSQL in small
+// pages after moving every demo EVSE, demo location and logged event to transaction ids
+// that cross from two digits to three (95, 96, ..., 99, 100, ...): each walk returns
+// every item once, in the numeric order of its position. (A list ordered by the text of
+// the position, "100" before "99", skips items at such a crossing.)
+func TestSyncPositionWidths(t *testing.T) {
+	db := postgresBackend().database(t)
+	a := newAPI(serve(t, db).Base, true)
+	for i := range 40 {
+		res, err := a.do(http.MethodPatch, fmt.Sprintf("/v2/evses/%d/connectors/1", 1001+i), patchBody("maxElectricPower", 5))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer func() { _ = conn.Close(context.Background()) }()
+	// The triggers that set positions are bypassed; the events' xid is a column default.
+	for _, q := range []string{
+		`SET session_replication_role = replica`,
+		`UPDATE evses e SET change_xid = (94 + n.i)::text::xid8 FROM (SELECT uid, row_number() OVER (ORDER BY uid DESC) AS i FROM evses) n WHERE n.uid = e.uid`,
+		`UPDATE locations l SET change_xid = (94 + n.i)::text::xid8 FROM (SELECT id, row_number() OVER (ORDER BY id DESC) AS i FROM locations) n WHERE n.id = l.id`,
+		`UPDATE events v SET xid = (94 + n.i)::text::xid8 FROM (SELECT id, row_number() OVER (ORDER BY seq DESC) AS i FROM events) n WHERE n.id = v.id`,
+	} {
+		_, err := conn.Exec(ctx, q)
+		require.NoError(t, err, q)
+	}
+	// walk returns what key gives of every item of the list, in the order of the walk.
+	walk := func(path, since string, key func(item map[string]any) any) []string {
+		t.Helper()
+		f := feed{path: path, since: since}
+		var keys []string
+		for {
+			q := url.Values{"limit": {"7"}}
+			if since != "" {
+				q.Set("updated_since", since)
+			}
+			if f.cursor != "" {
+				q.Set("cursor", f.cursor)
+			}
+			p, err := a.getPage(path, q)
+			require.NoError(t, err)
+			for _, raw := range p.Data {
+				var item map[string]any
+				require.NoError(t, json.Unmarshal(raw, &item))
+				keys = append(keys, fmt.Sprint(key(item)))
+			}
+			if !p.Pagination.HasMore {
+				return keys
+			}
+			f.cursor = *p.Pagination.NextCursor
+		}
+	}
+	// Positions were given in descending key order, so the numeric order of positions
+	// is the descending order of the keys.
+	field := func(name string) func(map[string]any) any {
+		return func(item map[string]any) any { return item[name] }
+	}
+	uids := walk("/v2/evses", syncSince, field("uid"))
+	require.Len(t, uids, 40, "every EVSE once: %v", uids)
+	for i, uid := range uids {
+		assert.Equal(t, strconv.Itoa(1040-i), uid, "EVSE %d of the walk", i)
+	}
+	ids := walk("/v1/locations", syncSince, field("id"))
+	require.Len(t, ids, 120, "every location once: %v", ids)
+	for i, id := range ids {
+		assert.Equal(t, fmt.Sprintf("LOC-%04d", 120-i), id, "location %d of the walk", i)
+	}
+	// The events, one per PATCH of EVSE 1001, 1002, ...: their positions in reverse.
+	events := walk("/emsp/v1/events", "", func(item map[string]any) any { return item["data"].(map[string]any)["uid"] })
+	require.Len(t, events, 40, "every event once: %v", events)
+	for i, uid := range events {
+		assert.Equal(t, strconv.Itoa(1040-i), uid, "event %d of the walk", i)
+	}
+}
