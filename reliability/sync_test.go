@@ -424,7 +424,10 @@ type write struct {
 // locations and EVSEs (so that no change is refused), all of them the demo EVSEs'
 // connectors. Every change they make produces an event, so that a partner that only
 // reads the event log can follow it: notifications change an EVSE's status whenever they
-// change its connector's error, and no EVSE they notify is held by the operator.
+// change its connector's error, and no EVSE they notify is held by the operator. The
+// changes that produce no event are left out: a PATCH of an EVSE's chargeboxId or
+// locationId alone, and a notification that changes only a connector's error (or
+// reaches a PLANNED or INOPERATIVE EVSE); the event log cannot tell a partner of them.
 type syncWriters struct {
 	t          *testing.T
 	round      int // tells the ids of one run of writers from another's
