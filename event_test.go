@@ -91,6 +91,9 @@ func TestEventsMatchTheContract(t *testing.T) {
 		require.NoError(t, err)
 		events = append(events, ev)
 	}
+	ping, err := chargenet.NewPingEvent("wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z", "https://emsp.example.com/hooks", now)
+	require.NoError(t, err)
+	events = append(events, ping)
 	covered := map[string]bool{}
 	for _, ev := range events {
 		covered[ev.Type] = true

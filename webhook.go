@@ -126,6 +126,10 @@ func ResolveSubscriptions(catalogue []EventType, subs []Subscription) ([]Subscri
 			return nil, Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("event_types[%d].type", i),
 				"event_types[%d].type: %q is not an event type; see GET /emsp/v1/webhooks/event_types", i, s.Type)
 		}
+		if s.Type == EventWebhookPing {
+			return nil, Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("event_types[%d].type", i),
+				"event_types[%d].type: %s cannot be subscribed to; it is sent only by POST /emsp/v1/webhooks/{webhookId}/test", i, s.Type)
+		}
 		if j, dup := seen[s.Type]; dup {
 			return nil, Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("event_types[%d].type", i),
 				"event_types[%d].type: %q is already subscribed by event_types[%d]", i, s.Type, j)
