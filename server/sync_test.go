@@ -99,7 +99,7 @@ func TestChangeListOfEVSEs(t *testing.T) {
 		later := decode[gen.EvsePage](t, rec)
 		require.Len(t, later.Data, 1)
 		assert.Equal(t, int64(1002), later.Data[0].Uid)
-		assert.Equal(t, float32(99), later.Data[0].Connectors[0].MaxElectricPower)
+		assert.InDelta(t, 99, later.Data[0].Connectors[0].MaxElectricPower, 0.001)
 	})
 
 	t.Run("updated_since leaves out older changes", func(t *testing.T) {
@@ -126,13 +126,13 @@ func TestChangeListOfEVSEs(t *testing.T) {
 		plain := decode[gen.EvsePage](t, v.do(http.MethodGet, "/v2/evses?limit=1", ""))
 		require.NotNil(t, plain.Pagination.NextCursor)
 		locs := decode[gen.LocationPage](t, v.do(http.MethodGet, "/v1/locations?limit=1&updated_since="+since(t0), ""))
-		require.NotNil(t, locs.Pagination.NextCursor)
+		require.NotNil(t, locs.Pagination.ResumeCursor)
 		before := v.do(http.MethodGet, "/v2/evses?limit=100", "").Body.String()
 		for name, query := range map[string]string{
 			"another updated_since":             "updated_since=" + since(t0.Add(time.Millisecond)) + "&cursor=" + changeCursor,
 			"no updated_since":                  "cursor=" + changeCursor,
 			"a plain cursor with updated_since": "updated_since=" + since(t0) + "&cursor=" + *plain.Pagination.NextCursor,
-			"the location change list's cursor": "updated_since=" + since(t0) + "&cursor=" + *locs.Pagination.NextCursor,
+			"the location change list's cursor": "updated_since=" + since(t0) + "&cursor=" + *locs.Pagination.ResumeCursor,
 			"an altered cursor":                 "updated_since=" + since(t0) + "&cursor=" + changeCursor[:len(changeCursor)-3] + "abc",
 		} {
 			t.Run(name, func(t *testing.T) {
