@@ -1351,7 +1351,7 @@ type WebhookSubscription struct {
 	// Example: 1.0
 	ApiVersion *string `json:"api_version,omitempty"`
 
-	// Type An event type from `GET /emsp/v1/webhooks/event_types`.
+	// Type An event type from `GET /emsp/v1/webhooks/event_types`, other than `webhook.ping` (sent only by the test operation).
 	//
 	// Example: evse.connector.updated
 	Type string `json:"type"`
