@@ -1469,9 +1469,11 @@ type WebhookDisabled = Error
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
 	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
-	// previous page of the same list, passed back exactly as received. When absent, the
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
 	// first page is returned. A cursor from another list, or an altered one, is rejected
-	// with 400 `invalid_cursor`.
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
@@ -1507,9 +1509,11 @@ type GetEventParams struct {
 // ListWebhooksParams defines parameters for ListWebhooks.
 type ListWebhooksParams struct {
 	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
-	// previous page of the same list, passed back exactly as received. When absent, the
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
 	// first page is returned. A cursor from another list, or an altered one, is rejected
-	// with 400 `invalid_cursor`.
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
@@ -1535,9 +1539,11 @@ type CreateWebhookParams struct {
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
 	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
-	// previous page of the same list, passed back exactly as received. When absent, the
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
 	// first page is returned. A cursor from another list, or an altered one, is rejected
-	// with 400 `invalid_cursor`.
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
@@ -1548,9 +1554,11 @@ type ListWebhookDeliveriesParams struct {
 // ListLocationsParams defines parameters for ListLocations.
 type ListLocationsParams struct {
 	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
-	// previous page of the same list, passed back exactly as received. When absent, the
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
 	// first page is returned. A cursor from another list, or an altered one, is rejected
-	// with 400 `invalid_cursor`.
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
@@ -1569,9 +1577,11 @@ type ListLocationsParams struct {
 // ListEvsesParams defines parameters for ListEvses.
 type ListEvsesParams struct {
 	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
-	// previous page of the same list, passed back exactly as received. When absent, the
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
 	// first page is returned. A cursor from another list, or an altered one, is rejected
-	// with 400 `invalid_cursor`.
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
