@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"testing"
 	"time"
 
@@ -189,4 +190,41 @@ func TestWebhookTestAndReplay(t *testing.T) {
 	requireAPIError(t, err, client.ErrConflict, 409, client.CodeWebhookDisabled)
 	_, err = c.ReplayWebhook(ctx, w.ID, client.Replay{Since: t0})
 	requireAPIError(t, err, client.ErrConflict, 409, client.CodeWebhookDisabled)
+}
+
+func TestChangesResumeAfterAFailure(t *testing.T) {
+	s := newServer(t, serverConfig{})
+	c := newClient(t, s.URL)
+	ctx := context.Background()
+	t0 := time.Now()
+	time.Sleep(2 * time.Millisecond)
+	patchConnectors(t, c, 120, 1003, 1001, 1002)
+
+	// The second page fails (a 500 is not retried): the walk ends with the error, and
+	// the cursor stays after the first page.
+	rec := newRecorder(t, nil, respond(http.StatusInternalServerError, `{"code": "internal_error", "message": "internal server error", "requestId": "r"}`))
+	failing := newClient(t, s.URL, rec.option())
+	changes := failing.EVSEsSince(t0, client.SyncOptions{PageSize: 2})
+	var uids []int64
+	var failure error
+	for e, err := range changes.All(ctx) {
+		if err != nil {
+			failure = err
+			break
+		}
+		uids = append(uids, e.UID)
+	}
+	requireAPIError(t, failure, nil, 500, client.CodeInternalError)
+	assert.Equal(t, []int64{1003, 1001}, uids)
+	afterFirst := changes.Cursor()
+	require.NotEmpty(t, afterFirst)
+
+	// Ranging again continues from there: nothing repeated, nothing skipped.
+	for e, err := range changes.All(ctx) {
+		require.NoError(t, err)
+		uids = append(uids, e.UID)
+	}
+	assert.Equal(t, []int64{1003, 1001, 1002}, uids)
+	assert.Equal(t, 3, rec.count(), "one request per page, the failed one included")
+	assert.NotEqual(t, afterFirst, changes.Cursor())
 }
