@@ -2,16 +2,115 @@ package postgres
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/chargenet/chargenet"
+	"github.com/jackc/pgx/v5"
 )
 
-// ListEVSEChanges implements chargenet.EventLog.
-func (s *Store) ListEVSEChanges(ctx context.Context, seek chargenet.ChangeSeek[int64]) ([]chargenet.EVSE, error) {
-	return nil, errNotBuilt
+// Change lists read the change_xid that the triggers of migration 0011 set on evses and
+// locations: the id of the transaction that last changed the row. Only rows whose
+// change_xid is below the xmin of the read's snapshot are returned: every transaction
+// below it has ended, and every transaction that commits later has an id at or above
+// it, so a change never commits behind a position already read. The cost: a change is
+// listed only once every write transaction that started before it has ended (a long
+// import holds back the lists until it commits).
+//
+// A read walks the index on (change_xid, key) from the seek's position to the horizon;
+// Since is checked on the rows the walk meets.
+
+// changeHorizon is the condition that keeps a row whose change can no longer be passed.
+const changeHorizon = `change_xid < pg_snapshot_xmin(pg_current_snapshot())`
+
+// changeQuery returns the read of one slice of a change list (selectFrom: a SELECT ...
+// FROM clause of one table, key its key column) and its arguments.
+func changeQuery[K int64 | string](selectFrom, key string, seek chargenet.ChangeSeek[K]) (string, []any) {
+	q := selectFrom + ` WHERE ` + changeHorizon
+	var args []any
+	if seek.HasPos {
+		args = append(args, strconv.FormatUint(seek.Pos, 10), seek.Key)
+		q += ` AND (change_xid, ` + key + `) > ($1::text::xid8, $2)`
+	}
+	if !seek.Since.IsZero() {
+		args = append(args, seek.Since)
+		q += ` AND last_updated >= $` + strconv.Itoa(len(args))
+	}
+	args = append(args, seek.Limit)
+	return q + ` ORDER BY change_xid, ` + key + ` LIMIT $` + strconv.Itoa(len(args)), args
 }
 
-// ListLocationChanges implements chargenet.EventLog.
+// ListEVSEChanges implements chargenet.EventLog: one slice of the EVSEs in change order
+// (REMOVED ones included), each with all its connectors and its operator hold as
+// ListEVSEs gives them and its ChangePos. It reads the page, then the page's connectors,
+// in one REPEATABLE READ transaction. The result is empty, not nil, past the end. Errors
+// are wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the
+// database cannot be reached.
+func (s *Store) ListEVSEChanges(ctx context.Context, seek chargenet.ChangeSeek[int64]) ([]chargenet.EVSE, error) {
+	if seek.Limit <= 0 {
+		return []chargenet.EVSE{}, nil
+	}
+	var out []chargenet.EVSE
+	err := pgx.BeginTxFunc(ctx, s.pool, snapshot, func(tx pgx.Tx) error {
+		query, args := changeQuery(`SELECT `+evseColumns+`, change_xid::text FROM evses`, "uid", seek)
+		rows, err := tx.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		var (
+			er  evseRow
+			pos string
+		)
+		dest := append(er.dest(), &pos)
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (chargenet.EVSE, error) {
+			if err := row.Scan(dest...); err != nil {
+				return chargenet.EVSE{}, err
+			}
+			e := er.evse()
+			e.ChangePos, err = strconv.ParseUint(pos, 10, 64)
+			return e, err
+		})
+		if err != nil || len(out) == 0 {
+			return err
+		}
+		return loadConnectors(ctx, tx, out)
+	})
+	if err != nil {
+		return nil, s.wrap("list evse changes", err)
+	}
+	if out == nil {
+		out = []chargenet.EVSE{}
+	}
+	return out, nil
+}
+
+// ListLocationChanges implements chargenet.EventLog: one slice of the locations in
+// change order (deleted ones included), each with its EvseUIDs as Location gives them
+// and its ChangePos, read in one statement. The result is empty, not nil, past the end.
+// Errors are wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the
+// database cannot be reached.
 func (s *Store) ListLocationChanges(ctx context.Context, seek chargenet.ChangeSeek[string]) ([]chargenet.Location, error) {
-	return nil, errNotBuilt
+	if seek.Limit <= 0 {
+		return []chargenet.Location{}, nil
+	}
+	query, args := changeQuery(selectLocationColumns+`, l.change_xid::text FROM locations l`, "l.id", seek)
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, s.wrap("list location changes", err)
+	}
+	var pos string
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (chargenet.Location, error) {
+		l, err := scanLocationWith(row, &pos)
+		if err != nil {
+			return l, err
+		}
+		l.ChangePos, err = strconv.ParseUint(pos, 10, 64)
+		return l, err
+	})
+	if err != nil {
+		return nil, s.wrap("list location changes", err)
+	}
+	if out == nil {
+		out = []chargenet.Location{}
+	}
+	return out, nil
 }
