@@ -6,6 +6,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/postgres"
+	"github.com/chargenet/chargenet/storetest"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,4 +98,16 @@ func TestChangeListHorizon(t *testing.T) {
 	require.Len(t, locs, 2, "both location changes once A committed")
 	assert.Equal(t, []string{"Written by A", "Written by B"}, []string{locs[0].Name, locs[1].Name})
 	assert.Equal(t, evses[0].ChangePos, locs[0].ChangePos, "A's position is A's transaction id")
+}
+
+// BenchmarkLocationChanges reads 25-item pages of the change list of
+// storetest.ScaleLocations locations (default 1,000,000, imported first): the first
+// page, one deep in the list, and the first with a recent Since (see
+// storetest.BenchLocationChanges).
+func BenchmarkLocationChanges(b *testing.B) {
+	n := storetest.ScaleLocations(b)
+	s := MustOpenDB(b)
+	at := time.Now().UTC().Truncate(time.Microsecond).Add(-time.Hour)
+	require.NoError(b, s.Import(b.Context(), storetest.ScaleInventory(n, at)))
+	storetest.BenchLocationChanges(b, s, n, at.Add(-time.Hour), at.Add(time.Minute))
 }

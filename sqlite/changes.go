@@ -19,9 +19,11 @@ import (
 // read whose Since is later than most changes walks past them (see README).
 
 // changeSeekCond is the condition of a read after (Pos, Key) on alias c of a side table
-// with key column key: its parameters are the position twice and the key.
+// with key column key: its parameters are the position twice and the key. The range on
+// pos stands alone, so that SQLite seeks the index to it (it does not for the
+// equivalent "pos > ? OR (pos = ? AND key > ?)", and would walk from the first entry).
 func changeSeekCond(key string) string {
-	return `(c.pos > ? OR (c.pos = ? AND c.` + key + ` > ?))`
+	return `c.pos >= ? AND (c.pos > ? OR c.` + key + ` > ?)`
 }
 
 // listEVSEChangesQuery returns the read of one slice of the EVSE change list with the
