@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"strings"
 
 	"github.com/chargenet/chargenet"
 )
@@ -14,31 +15,46 @@ import (
 // key is still compared, so that the read is exactly the one ChangeSeek describes.
 //
 // Each read walks the unique index on pos from the seek's position: the first page and
-// a page a million changes deep read the same number of index entries. The Since filter
-// is checked on the rows the walk meets; items changed before Since are skipped, so a
-// read whose Since is later than most changes walks past them (see README).
+// a page a million changes deep read the same number of index entries. A read with Since
+// starts no earlier than the first position whose hw (see the migration) reaches Since:
+// every item changed at or after Since is at or after it, and one seek of the index on
+// (hw, pos) finds it. Items met on the walk that changed before Since (changed again
+// with an older time than an earlier change, as out of order writers can) are skipped.
 
-// changeSeekCond is the condition of a read after (Pos, Key) on alias c of a side table
-// with key column key: its parameters are the position twice and the key. The range on
-// pos stands alone, so that SQLite seeks the index to it (it does not for the
-// equivalent "pos > ? OR (pos = ? AND key > ?)", and would walk from the first entry).
-func changeSeekCond(key string) string {
-	return `c.pos >= ? AND (c.pos > ? OR c.` + key + ` > ?)`
+// changeWhere returns the WHERE clause of a change list read on alias c of side table
+// table with key column key, and lastUpdated the item's column: after (Pos, Key) when
+// hasPos, from the first position whose hw reaches Since when since. Its parameters come
+// as changeArgs gives them. The lower bound on pos stands alone, so that SQLite seeks
+// the index to it (it does not for the equivalent "pos > ? OR (pos = ? AND key > ?)",
+// and would walk from the first entry).
+func changeWhere(table, key, lastUpdated string, hasPos, since bool) string {
+	start := `coalesce((SELECT pos FROM ` + table + ` WHERE hw >= ? ORDER BY hw, pos LIMIT 1), ` + maxPosText + `)`
+	var conds []string
+	switch {
+	case hasPos && since:
+		conds = append(conds, `c.pos >= max(?, `+start+`)`)
+	case hasPos:
+		conds = append(conds, `c.pos >= ?`)
+	case since:
+		conds = append(conds, `c.pos >= `+start)
+	}
+	if hasPos {
+		conds = append(conds, `(c.pos > ? OR c.`+key+` > ?)`)
+	}
+	if since {
+		conds = append(conds, lastUpdated+` >= ?`)
+	}
+	if len(conds) == 0 {
+		return ``
+	}
+	return `WHERE ` + strings.Join(conds, ` AND `)
 }
 
 // listEVSEChangesQuery returns the read of one slice of the EVSE change list with the
-// EVSEs' connectors, in one statement. Its parameters: the position twice and the key
-// (when hasPos), Since (when since), the limit.
+// EVSEs' connectors, in one statement.
 func listEVSEChangesQuery(hasPos, since bool) string {
-	where := `WHERE true`
-	if hasPos {
-		where += ` AND ` + changeSeekCond("uid")
-	}
-	if since {
-		where += ` AND e.last_updated >= ?`
-	}
 	return `WITH page AS (SELECT ` + evseColumnsOf("e") + `, c.pos FROM evse_changes c JOIN evses e ON e.uid = c.uid ` +
-		where + ` ORDER BY c.pos LIMIT ?) ` +
+		changeWhere("evse_changes", "uid", "e.last_updated", hasPos, since) + ` ORDER BY c.pos LIMIT ?) ` +
 		`SELECT ` + evseRowColumns + `, e.pos FROM page e LEFT JOIN connectors c ON c.evse_uid = e.uid ` +
 		`ORDER BY e.pos, c.id`
 }
@@ -51,24 +67,24 @@ func evseColumnsOf(a string) string {
 
 // listLocationChangesQuery is listEVSEChangesQuery for locations with their EVSE uids.
 func listLocationChangesQuery(hasPos, since bool) string {
-	where := `WHERE true`
-	if hasPos {
-		where += ` AND ` + changeSeekCond("id")
-	}
-	if since {
-		where += ` AND l.last_updated >= ?`
-	}
 	return `SELECT ` + locationRowColumns + `, c.pos FROM location_changes c JOIN locations l ON l.id = c.id ` +
-		where + ` ORDER BY c.pos LIMIT ?`
+		changeWhere("location_changes", "id", "l.last_updated", hasPos, since) + ` ORDER BY c.pos LIMIT ?`
 }
 
-// changeArgs returns the parameters of a change list read (see listEVSEChangesQuery).
+// changeArgs returns the parameters of a change list read (see changeWhere).
 func changeArgs[K int64 | string](seek chargenet.ChangeSeek[K]) []any {
-	args := make([]any, 0, 5)
+	args := make([]any, 0, 6)
+	since := !seek.Since.IsZero()
 	if seek.HasPos {
-		args = append(args, int64(seek.Pos), int64(seek.Pos), seek.Key)
+		args = append(args, int64(seek.Pos))
 	}
-	if !seek.Since.IsZero() {
+	if since {
+		args = append(args, formatTime(seek.Since))
+	}
+	if seek.HasPos {
+		args = append(args, int64(seek.Pos), seek.Key)
+	}
+	if since {
 		args = append(args, formatTime(seek.Since))
 	}
 	return append(args, seek.Limit)
@@ -130,4 +146,7 @@ func (s *Store) ListLocationChanges(ctx context.Context, seek chargenet.ChangeSe
 }
 
 // maxPos is the highest position SQLite can hold.
-const maxPos = 1<<63 - 1
+const (
+	maxPos     = 1<<63 - 1
+	maxPosText = "9223372036854775807"
+)

@@ -10,8 +10,9 @@ import (
 )
 
 // TestChangeListPlans checks that every change-list read seeks the position index to
-// the seek's position instead of walking the list from its start, so that a page deep in
-// the list costs what the first one does (BenchmarkLocationChanges measures it).
+// the seek's position (or where Since starts) instead of walking the list from its
+// start, so that a page deep in the list costs what the first one does
+// (BenchmarkLocationChanges measures it).
 func TestChangeListPlans(t *testing.T) {
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "plans.db"))
 	require.NoError(t, err)
@@ -21,9 +22,11 @@ func TestChangeListPlans(t *testing.T) {
 		args               []any
 	}{
 		{"evses", listEVSEChangesQuery(true, false), "evse_changes_pos", []any{5, 5, 1, 25}},
-		{"evses since", listEVSEChangesQuery(true, true), "evse_changes_pos", []any{5, 5, 1, "2026", 25}},
+		{"evses since", listEVSEChangesQuery(false, true), "evse_changes_pos", []any{"2026", "2026", 25}},
+		{"evses after, since", listEVSEChangesQuery(true, true), "evse_changes_pos", []any{5, "2026", 5, 1, "2026", 25}},
 		{"locations", listLocationChangesQuery(true, false), "location_changes_pos", []any{5, 5, "L1", 25}},
-		{"locations since", listLocationChangesQuery(true, true), "location_changes_pos", []any{5, 5, "L1", "2026", 25}},
+		{"locations since", listLocationChangesQuery(false, true), "location_changes_pos", []any{"2026", "2026", 25}},
+		{"locations after, since", listLocationChangesQuery(true, true), "location_changes_pos", []any{5, "2026", 5, "L1", "2026", 25}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows, err := s.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tc.query, tc.args...)

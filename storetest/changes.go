@@ -273,6 +273,33 @@ func testChangeListsSince(t *testing.T, open Opener) {
 	assert.Equal(t, []int64{1001, 1002, 1003, 1004, 1005}, evseUIDs(r.evses[35:]))
 	assert.Len(t, r.locs, 120)
 	assert.Equal(t, []string{"LOC-0101", "LOC-0102", "LOC-0103", "LOC-0104", "LOC-0105"}, locationIDs(r.locs[115:]))
+
+	// Changes committed out of time order: 1006 at minute 10, then 1007 at minute 1.
+	// Each is listed for every Since at or before its own time, the later commit last.
+	_, err := s.UpdateConnector(ctx, 1006, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(20.0)}, "", at(10))
+	require.NoError(t, err)
+	_, err = s.UpdateConnector(ctx, 1007, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(21.0)}, "", at(1))
+	require.NoError(t, err)
+	l := newLocation("LOC-0106", at(10))
+	_, _, err = s.PutLocation(ctx, &l, at(10))
+	require.NoError(t, err)
+	l = newLocation("LOC-0107", at(1))
+	_, _, err = s.PutLocation(ctx, &l, at(1))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		since time.Time
+		uids  []int64
+		ids   []string
+	}{
+		{at(1), []int64{1002, 1003, 1004, 1005, 1006, 1007}, []string{"LOC-0102", "LOC-0103", "LOC-0104", "LOC-0105", "LOC-0106", "LOC-0107"}},
+		{at(4), []int64{1005, 1006}, []string{"LOC-0105", "LOC-0106"}},
+		{at(10), []int64{1006}, []string{"LOC-0106"}},
+	} {
+		r := newChangeReader(s, tc.since, 2)
+		r.mustPoll(t)
+		assert.Equal(t, tc.uids, evseUIDs(r.evses), "EVSEs changed at or after %v", tc.since)
+		assert.Equal(t, tc.ids, locationIDs(r.locs), "locations changed at or after %v", tc.since)
+	}
 }
 
 func testChangeListsMove(t *testing.T, open Opener) {
