@@ -19,24 +19,25 @@ import (
 // A read walks the index on (change_xid, key) from the seek's position to the horizon;
 // Since is checked on the rows the walk meets.
 
-// changeHorizon is the condition that keeps a row whose change can no longer be passed.
-const changeHorizon = `change_xid < pg_snapshot_xmin(pg_current_snapshot())`
-
-// changeQuery returns the read of one slice of a change list (selectFrom: a SELECT ...
-// FROM clause of one table, key its key column) and its arguments.
-func changeQuery[K int64 | string](selectFrom, key string, seek chargenet.ChangeSeek[K]) (string, []any) {
-	q := selectFrom + ` WHERE ` + changeHorizon
+// changeQuery returns the read of one slice of a change list and its arguments:
+// selectFrom is a SELECT ... FROM clause of one table with alias a (its columns end
+// with the position, named pos), key the key column of a.
+func changeQuery[K int64 | string](selectFrom, a, key string, seek chargenet.ChangeSeek[K]) (string, []any) {
+	xid := a + `.change_xid`
+	// Keeps the rows whose change can no longer be passed.
+	q := selectFrom + ` WHERE ` + xid + ` < pg_snapshot_xmin(pg_current_snapshot())`
 	var args []any
 	if seek.HasPos {
 		args = append(args, strconv.FormatUint(seek.Pos, 10), seek.Key)
-		q += ` AND (change_xid, ` + key + `) > ($1::text::xid8, $2)`
+		q += ` AND (` + xid + `, ` + a + `.` + key + `) > ($1::text::xid8, $2)`
 	}
 	if !seek.Since.IsZero() {
 		args = append(args, seek.Since)
-		q += ` AND last_updated >= $` + strconv.Itoa(len(args))
+		q += ` AND ` + a + `.last_updated >= $` + strconv.Itoa(len(args))
 	}
 	args = append(args, seek.Limit)
-	return q + ` ORDER BY change_xid, ` + key + ` LIMIT $` + strconv.Itoa(len(args)), args
+	// Qualified: a bare change_xid would name the output column (its text).
+	return q + ` ORDER BY ` + xid + `, ` + a + `.` + key + ` LIMIT $` + strconv.Itoa(len(args)), args
 }
 
 // ListEVSEChanges implements chargenet.EventLog: one slice of the EVSEs in change order
@@ -51,7 +52,7 @@ func (s *Store) ListEVSEChanges(ctx context.Context, seek chargenet.ChangeSeek[i
 	}
 	var out []chargenet.EVSE
 	err := pgx.BeginTxFunc(ctx, s.pool, snapshot, func(tx pgx.Tx) error {
-		query, args := changeQuery(`SELECT `+evseColumns+`, change_xid::text FROM evses`, "uid", seek)
+		query, args := changeQuery(`SELECT `+evseColumns+`, change_xid::text AS pos FROM evses e`, "e", "uid", seek)
 		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return err
@@ -92,7 +93,7 @@ func (s *Store) ListLocationChanges(ctx context.Context, seek chargenet.ChangeSe
 	if seek.Limit <= 0 {
 		return []chargenet.Location{}, nil
 	}
-	query, args := changeQuery(selectLocationColumns+`, l.change_xid::text FROM locations l`, "l.id", seek)
+	query, args := changeQuery(selectLocationColumns+`, l.change_xid::text AS pos FROM locations l`, "l", "id", seek)
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, s.wrap("list location changes", err)
