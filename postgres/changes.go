@@ -16,8 +16,11 @@ import (
 // listed only once every write transaction that started before it has ended (a long
 // import holds back the lists until it commits).
 //
-// A read walks the index on (change_xid, key) from the seek's position to the horizon;
-// Since is checked on the rows the walk meets.
+// A read walks the index on (change_xid, key) from the seek's position to the horizon,
+// checking Since on the rows it meets; when the statistics say that few rows changed
+// since Since, the planner reads those from the index on last_updated and sorts them.
+// A Since that most rows changed after but that the first changes in the list predate
+// (the lists are roughly in time order) can still make the walk skip many rows.
 
 // changeQuery returns the read of one slice of a change list and its arguments:
 // selectFrom is a SELECT ... FROM clause of one table with alias a (its columns end
@@ -26,18 +29,20 @@ func changeQuery[K int64 | string](selectFrom, a, key string, seek chargenet.Cha
 	xid := a + `.change_xid`
 	// Keeps the rows whose change can no longer be passed.
 	q := selectFrom + ` WHERE ` + xid + ` < pg_snapshot_xmin(pg_current_snapshot())`
-	var args []any
+	// Planned for each read with its values (an unnamed statement): which index serves
+	// a read depends on Since, and a cached generic plan would use one for every Since.
+	args := []any{pgx.QueryExecModeExec}
 	if seek.HasPos {
 		args = append(args, strconv.FormatUint(seek.Pos, 10), seek.Key)
 		q += ` AND (` + xid + `, ` + a + `.` + key + `) > ($1::text::xid8, $2)`
 	}
 	if !seek.Since.IsZero() {
 		args = append(args, seek.Since)
-		q += ` AND ` + a + `.last_updated >= $` + strconv.Itoa(len(args))
+		q += ` AND ` + a + `.last_updated >= $` + strconv.Itoa(len(args)-1)
 	}
 	args = append(args, seek.Limit)
 	// Qualified: a bare change_xid would name the output column (its text).
-	return q + ` ORDER BY ` + xid + `, ` + a + `.` + key + ` LIMIT $` + strconv.Itoa(len(args)), args
+	return q + ` ORDER BY ` + xid + `, ` + a + `.` + key + ` LIMIT $` + strconv.Itoa(len(args)-1), args
 }
 
 // ListEVSEChanges implements chargenet.EventLog: one slice of the EVSEs in change order
