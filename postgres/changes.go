@@ -29,9 +29,10 @@ func changeQuery[K int64 | string](selectFrom, a, key string, seek chargenet.Cha
 	xid := a + `.change_xid`
 	// Keeps the rows whose change can no longer be passed.
 	q := selectFrom + ` WHERE ` + xid + ` < pg_snapshot_xmin(pg_current_snapshot())`
-	// Planned for each read with its values (an unnamed statement): which index serves
-	// a read depends on Since, and a cached generic plan would use one for every Since.
-	args := []any{pgx.QueryExecModeExec}
+	// Planned for each read with its values (the simple protocol, one round trip):
+	// which index serves a read depends on Since, and a cached generic plan would use
+	// one for every Since.
+	args := []any{pgx.QueryExecModeSimpleProtocol}
 	if seek.HasPos {
 		args = append(args, strconv.FormatUint(seek.Pos, 10), seek.Key)
 		q += ` AND (` + xid + `, ` + a + `.` + key + `) > ($1::text::xid8, $2)`
