@@ -168,17 +168,51 @@ func locationPositions(locs []chargenet.Location) []uint64 {
 	return out
 }
 
-// drained returns a reader that has read both lists of s to their current end.
+// drained returns a reader that has read both lists of s to their current end, once
+// every committed change shows in them (see settled).
 func drained(t testing.TB, s chargenet.Store) *changeReader {
 	t.Helper()
+	settled(t, s)
 	r := newChangeReader(s, time.Time{}, 100)
 	r.mustPoll(t)
 	return r
 }
 
+// settled waits until the change lists of s show every EVSE and location as the plain
+// reads do. On PostgreSQL a change shows once every transaction that began writing
+// before it has ended, also those of other databases on the server (other tests); on
+// SQLite at once.
+func settled(t testing.TB, s chargenet.Store) {
+	t.Helper()
+	snap := takeSnapshot(t, s)
+	r := newChangeReader(s, time.Time{}, 1000)
+	ok := r.pollUntil(t, func() bool {
+		for _, e := range snap.EVSEs {
+			if r.lastEVSE[e.UID].Version != e.Version {
+				return false
+			}
+		}
+		for _, l := range snap.Locations {
+			if !r.lastLoc[l.ID].LastUpdated.Equal(l.LastUpdated) {
+				return false
+			}
+		}
+		for id, seen := range r.lastLoc { // deleted ones too
+			l, err := s.Location(t.Context(), id)
+			require.NoError(t, err)
+			if !seen.LastUpdated.Equal(l.LastUpdated) {
+				return false
+			}
+		}
+		return true
+	})
+	require.True(t, ok, "the change lists show what the plain lists do")
+}
+
 func testChangeLists(t *testing.T, open Opener) {
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
+	settled(t, s)
 	snap := takeSnapshot(t, s)
 
 	// Whole lists in one read and in pages of 7 are the same, every item once, in
@@ -244,6 +278,7 @@ func testChangeListsSince(t *testing.T, open Opener) {
 		_, _, err = s.PutLocation(ctx, &l, at(i))
 		require.NoError(t, err)
 	}
+	settled(t, s)
 	for _, tc := range []struct {
 		name  string
 		since time.Time
@@ -286,6 +321,7 @@ func testChangeListsSince(t *testing.T, open Opener) {
 	l = newLocation("LOC-0107", at(1))
 	_, _, err = s.PutLocation(ctx, &l, at(1))
 	require.NoError(t, err)
+	settled(t, s)
 	for _, tc := range []struct {
 		since time.Time
 		uids  []int64
@@ -319,6 +355,7 @@ func testChangeListsMove(t *testing.T, open Opener) {
 	_, _, err = s.PutLocation(ctx, &l, now())
 	require.NoError(t, err)
 
+	settled(t, s)
 	evses, locs := r.mustPoll(t)
 	require.Equal(t, []int64{1002, 1001}, evseUIDs(evses), "the EVSE changed again moved behind the other")
 	assert.Greater(t, evses[1].ChangePos, first.ChangePos, "a later position than before")
@@ -350,6 +387,7 @@ func testChangeListsRemovals(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	require.NotNil(t, deleted.DeletedAt)
 
+	settled(t, s)
 	evses, locs := r.mustPoll(t)
 	require.Equal(t, []int64{1003}, evseUIDs(evses))
 	assert.Equal(t, chargenet.StatusRemoved, evses[0].Status, "the removal is listed")
