@@ -115,3 +115,64 @@ func BenchmarkLocationChanges(b *testing.B) {
 	require.NoError(b, err)
 	storetest.BenchLocationChanges(b, s, n, at.Add(-time.Hour), at.Add(time.Minute))
 }
+
+// TestChangePositionsMigration applies migration 0011 to a database holding rows (the
+// demo inventory, written before it) and checks that every row gets a position without
+// losing the JSON the store keeps beside it (an UPDATE of the rows would clear every
+// location's, see migration 0010).
+func TestChangePositionsMigration(t *testing.T) {
+	u := NewSchemaURL(t)
+	ctx := t.Context()
+	s, err := postgres.Open(ctx, u, postgres.Options{})
+	require.NoError(t, err)
+	defer func() { _ = s.Close() }()
+	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
+	db, err := pgxpool.New(ctx, u)
+	require.NoError(t, err)
+	defer db.Close()
+	// Back to the schema before 0011, rows and their JSON kept.
+	_, err = db.Exec(ctx, `DROP FUNCTION set_change_xid, connectors_change_xid, evses_location_change_xid CASCADE;
+		DROP INDEX evses_last_updated, locations_last_updated;
+		ALTER TABLE evses DROP COLUMN change_xid;
+		ALTER TABLE locations DROP COLUMN change_xid;
+		DELETE FROM migrations WHERE name = '0011_change_positions.sql'`)
+	require.NoError(t, err)
+	count := func(query string) int {
+		t.Helper()
+		var n int
+		require.NoError(t, db.QueryRow(ctx, query).Scan(&n))
+		return n
+	}
+	const staleEVSEs = `SELECT count(*) FROM evses WHERE doc IS NULL OR doc_version IS DISTINCT FROM version`
+	const staleLocations = `SELECT count(*) FROM locations WHERE doc IS NULL`
+	require.Zero(t, count(staleEVSEs))
+	require.Zero(t, count(staleLocations))
+
+	require.NoError(t, s.Migrate(ctx))
+	assert.Zero(t, count(staleEVSEs), "the migration keeps every EVSE's JSON")
+	assert.Zero(t, count(staleLocations), "the migration keeps every location's JSON")
+	var evses []chargenet.EVSE
+	var locs []chargenet.Location
+	for deadline := time.Now().Add(10 * time.Second); (len(evses) < 40 || len(locs) < 120) && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		evses, err = s.ListEVSEChanges(ctx, chargenet.ChangeSeek[int64]{Limit: 1000})
+		require.NoError(t, err)
+		locs, err = s.ListLocationChanges(ctx, chargenet.ChangeSeek[string]{Limit: 1000})
+		require.NoError(t, err)
+	}
+	assert.Len(t, evses, 40, "every existing EVSE has a position")
+	assert.Len(t, locs, 120, "every existing location has a position")
+
+	// And the triggers work: a PATCH moves its EVSE behind the others.
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", time.Now())
+	require.NoError(t, err)
+	assert.Zero(t, count(staleEVSEs), "the PATCH stores its JSON")
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		evses, err = s.ListEVSEChanges(ctx, chargenet.ChangeSeek[int64]{Limit: 1000})
+		require.NoError(t, err)
+		if len(evses) == 40 && evses[39].UID == 1001 {
+			break
+		}
+	}
+	require.Len(t, evses, 40)
+	assert.Equal(t, int64(1001), evses[39].UID, "the patched EVSE comes last")
+}
