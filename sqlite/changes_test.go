@@ -4,7 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chargenet/chargenet"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,4 +45,59 @@ func TestChangeListPlans(t *testing.T) {
 			assert.Contains(t, plan, "SEARCH c USING COVERING INDEX "+tc.index+" (pos>?)", "plan:\n%s", strings.Join(plan, "\n"))
 		})
 	}
+}
+
+// TestChangePositionsMigration applies migration 0011 to a database holding rows
+// written before it: every EVSE and location gets a position, oldest update first.
+func TestChangePositionsMigration(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "migrate.db"))
+	require.NoError(t, err)
+	defer func() { _ = s.Close() }()
+	base := time.Now().UTC().Truncate(time.Second)
+	inv := chargenet.DemoInventory(base)
+	// Updates in the reverse order of the keys, so that key order is not update order.
+	for i := range inv.Locations {
+		inv.Locations[i].LastUpdated = base.Add(-time.Duration(i) * time.Minute)
+	}
+	for i := range inv.EVSEs {
+		inv.EVSEs[i].LastUpdated = base.Add(-time.Duration(i) * time.Minute)
+	}
+	require.NoError(t, s.Import(ctx, inv))
+	var names []string
+	rows, err := s.write.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'trigger' AND name LIKE '%\_pos' ESCAPE '\'`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var n string
+		require.NoError(t, rows.Scan(&n))
+		names = append(names, n)
+	}
+	require.NoError(t, rows.Close())
+	require.Len(t, names, 9)
+	for _, n := range names {
+		_, err := s.write.ExecContext(ctx, `DROP TRIGGER `+n)
+		require.NoError(t, err)
+	}
+	_, err = s.write.ExecContext(ctx, `DROP TABLE evse_changes; DROP TABLE location_changes;
+		DELETE FROM migrations WHERE name = '0011_change_positions.sql'`)
+	require.NoError(t, err)
+
+	require.NoError(t, s.Migrate(ctx))
+	evses, err := s.ListEVSEChanges(ctx, chargenet.ChangeSeek[int64]{Limit: 1000})
+	require.NoError(t, err)
+	require.Len(t, evses, len(inv.EVSEs))
+	for i := 1; i < len(evses); i++ {
+		assert.True(t, evses[i-1].LastUpdated.Before(evses[i].LastUpdated), "EVSE %d before %d", evses[i-1].UID, evses[i].UID)
+	}
+	locs, err := s.ListLocationChanges(ctx, chargenet.ChangeSeek[string]{Limit: 1000})
+	require.NoError(t, err)
+	require.Len(t, locs, len(inv.Locations))
+	for i := 1; i < len(locs); i++ {
+		assert.True(t, locs[i-1].LastUpdated.Before(locs[i].LastUpdated), "location %s before %s", locs[i-1].ID, locs[i].ID)
+	}
+	// Since finds its start from the high water the migration filled in.
+	recent, err := s.ListLocationChanges(ctx, chargenet.ChangeSeek[string]{Since: base.Add(-2 * time.Minute), Limit: 1000})
+	require.NoError(t, err)
+	require.Len(t, recent, 3)
+	assert.Equal(t, []string{"LOC-0003", "LOC-0002", "LOC-0001"}, []string{recent[0].ID, recent[1].ID, recent[2].ID})
 }
