@@ -79,7 +79,6 @@ type Store struct {
 	selectSetting   *sql.Stmt
 	insertEvent     *sql.Stmt
 	fanOut          *sql.Stmt
-	subscribed      *sql.Stmt
 	g               groupStatements
 
 	// cache keeps EVSE and location JSON while the database is unchanged (see
@@ -381,7 +380,6 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.selectSetting = p(s.write, `SELECT value FROM settings WHERE name = ?`)
 	s.insertEvent = p(s.write, insertEventQuery)
 	s.fanOut = p(s.write, fanOutQuery)
-	s.subscribed = p(s.write, `SELECT EXISTS (SELECT 1 FROM webhook_event_types WHERE type = ?)`)
 	s.g = groupStatements{chargeboxEVSEs: p(s.write, chargeboxEVSEsQuery), statusTimes: p(s.write, statusTimesQuery),
 		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery),
 		pruneChanges: p(s.write, pruneChangesQuery)}

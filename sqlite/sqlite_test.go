@@ -430,29 +430,34 @@ func BenchmarkUpdateConnectorSubscribed(b *testing.B) {
 	benchUpdates(b, s, runtime.GOMAXPROCS(0))
 }
 
-// TestEventsKeptWhilePending checks that an event row lives exactly as long as a
-// delivery of it is pending.
-func TestEventsKeptWhilePending(t *testing.T) {
+// TestEventsKeptAfterDelivery checks that every event is stored, with or without a
+// subscriber, and stays in the log when its deliveries settle or its webhook is
+// deleted: only PruneEvents removes it.
+func TestEventsKeptAfterDelivery(t *testing.T) {
 	s := MustOpenDB(t)
 	ctx := t.Context()
 	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
 	now := time.Now()
+	count := func(table string) int {
+		n, err := s.CountForTest(ctx, table)
+		require.NoError(t, err)
+		return n
+	}
+	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(9.0)}, "", now)
+	require.NoError(t, err)
+	assert.Equal(t, 1, count("events"), "stored without a subscriber")
+	assert.Equal(t, 0, count("outbox"))
 	var hooks []string
 	for range 2 {
 		w := storetest.NewWebhook("p", now, chargenet.EventConnectorUpdated)
 		require.NoError(t, s.CreateWebhook(ctx, &w, nil))
 		hooks = append(hooks, w.ID)
 	}
-	count := func(table string) int {
-		n, err := s.CountForTest(ctx, table)
-		require.NoError(t, err)
-		return n
-	}
 	for _, p := range []float64{10, 11} {
 		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", now)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, 2, count("events"))
+	assert.Equal(t, 3, count("events"))
 	assert.Equal(t, 4, count("outbox"))
 	ds, err := s.ClaimDeliveries(ctx, now, 10, time.Minute)
 	require.NoError(t, err)
@@ -463,23 +468,22 @@ func TestEventsKeptWhilePending(t *testing.T) {
 				Attempt: 1, AttemptedAt: now, Outcome: chargenet.OutcomeSucceeded, HTTPStatus: 200}}))
 		}
 	}
-	assert.Equal(t, 2, count("events"), "the other webhook's deliveries are pending")
+	assert.Equal(t, 2, count("outbox"), "the other webhook's deliveries are pending")
 	require.NoError(t, s.DeleteWebhook(ctx, "p", hooks[1]))
 	assert.Equal(t, 0, count("outbox"))
-	assert.Equal(t, 0, count("events"), "no delivery waits for them any more")
+	assert.Equal(t, 3, count("events"), "delivered and dropped deliveries leave their events in the log")
 	attempts, err := s.ListDeliveryAttempts(ctx, "p", hooks[0], chargenet.Seek[int64]{Limit: 10})
 	require.NoError(t, err)
 	assert.Len(t, attempts, 2, "the attempts stay")
-	for _, p := range []float64{12} {
-		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", now)
-		require.NoError(t, err)
-	}
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(12.0)}, "", now)
+	require.NoError(t, err)
 	ds, err = s.ClaimDeliveries(ctx, now, 10, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
 	require.NoError(t, s.RecordAttempts(ctx, chargenet.AttemptRecord{Delivery: &ds[0], Attempt: &chargenet.DeliveryAttempt{
 		Attempt: 1, AttemptedAt: now, Outcome: chargenet.OutcomeFailed, HTTPStatus: 500, Error: "x"}}))
-	assert.Equal(t, 0, count("events"), "given up: the event goes")
+	assert.Equal(t, 0, count("outbox"))
+	assert.Equal(t, 4, count("events"), "given up: the event stays in the log")
 }
 
 // TestLocationDocs checks that the stored JSON of every location is what

@@ -15,10 +15,10 @@ const (
 	webhookColumns = `id, owner, url, description, enabled, disabled_reason, secret, previous_secret, ` +
 		`previous_secret_until, created_at, updated_at`
 
-	// insertEventQuery stores an event only when a webhook subscribes to its type; its
-	// parameters are id, type, time, data, traceparent and the type again.
-	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data, traceparent) SELECT ?, ?, ?, ?, ? ` +
-		`WHERE EXISTS (SELECT 1 FROM webhook_event_types WHERE type = ?)`
+	// insertEventQuery stores an event in the log with the next seq (see migration
+	// 0012); its parameters are id, type, time, data and traceparent.
+	insertEventQuery = `INSERT INTO events (seq, id, type, occurred_at, data, traceparent) VALUES (` +
+		`max(coalesce((SELECT max(seq) FROM events), 0), (SELECT seq FROM event_seq_floor)) + 1, ?, ?, ?, ?, ?)`
 	// fanOutQuery queues an event for every webhook subscribed to its type; its
 	// parameters are the event id, the due time and the type.
 	fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
@@ -50,9 +50,9 @@ func webhookNotFound(id string) error {
 	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "webhookId", "webhook with webhookId %s not found", id)
 }
 
-// recordEvents writes events to the outbox in the caller's transaction, queued for
-// every subscribed webhook. It reports whether any was queued: the caller announces
-// them (chargenet.Announcer) once the transaction is committed.
+// recordEvents writes events to the log in the caller's transaction, each queued for
+// every webhook subscribed to its type. It reports whether any was queued: the caller
+// announces them (chargenet.Announcer) once the transaction is committed.
 func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargenet.Event) (queued bool, err error) {
 	insert, fanOut := tx.StmtContext(ctx, s.insertEvent), tx.StmtContext(ctx, s.fanOut)
 	for _, ev := range events {
@@ -61,17 +61,18 @@ func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargene
 		if tp == "" {
 			tp = chargenet.TraceParent(ctx)
 		}
-		res, err := insert.ExecContext(ctx, ev.ID, ev.Type, at, string(ev.Data), tp, ev.Type)
+		if _, err := insert.ExecContext(ctx, ev.ID, ev.Type, at, string(ev.Data), tp); err != nil {
+			return false, err
+		}
+		res, err := fanOut.ExecContext(ctx, ev.ID, at, ev.Type)
 		if err != nil {
 			return false, err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			continue // no subscriber: nothing to deliver
-		}
-		if _, err := fanOut.ExecContext(ctx, ev.ID, at, ev.Type); err != nil {
+		if n, err := res.RowsAffected(); err != nil {
 			return false, err
+		} else if n > 0 {
+			queued = true
 		}
-		queued = true
 	}
 	return queued, nil
 }
@@ -305,9 +306,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, owner, id string) error {
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return errors.Join(err, webhookNotFound(id))
 		}
-		// Its pending deliveries went with it: drop the events no delivery waits for.
-		_, err = tx.ExecContext(ctx, `DELETE FROM events WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = events.id)`)
-		return err
+		return nil // its events stay in the log for the retention window
 	})
 	return wrap("delete webhook", err)
 }
@@ -471,12 +470,8 @@ func recordAttempt(ctx context.Context, tx *sql.Tx, d *chargenet.Delivery, a *ch
 	}
 	var err error
 	if a.NextAttemptAt == nil {
-		if _, err = tx.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, d.ID); err != nil {
-			return err
-		}
-		// An event is kept while a delivery of it is pending; the attempts keep its id.
-		_, err = tx.ExecContext(ctx, `DELETE FROM events WHERE id = ? AND NOT EXISTS (SELECT 1 FROM outbox WHERE event_id = ?)`,
-			d.Event.ID, d.Event.ID)
+		// The event stays in the log for the retention window (PruneEvents).
+		_, err = tx.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, d.ID)
 	} else {
 		_, err = tx.ExecContext(ctx, `UPDATE outbox SET next_attempt_at = ?, leased_until = NULL WHERE id = ?`, next, d.ID)
 	}
