@@ -94,7 +94,7 @@ func TestEventsMatchTheContract(t *testing.T) {
 	ping := chargenet.NewPingEvent("wh_01JD0000000000000000000000", "https://receiver.example.com/hooks", now)
 	assert.JSONEq(t, `{"webhookId":"wh_01JD0000000000000000000000","url":"https://receiver.example.com/hooks"}`, string(ping.Data))
 	events = append(events, ping)
-		covered := map[string]bool{}
+	covered := map[string]bool{}
 	for _, ev := range events {
 		covered[ev.Type] = true
 	}
