@@ -69,3 +69,70 @@ func TestClaimDeliveriesConcurrent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, ds, events, "due again once the leases expire")
 }
+
+// TestListenWakesOtherReplicas checks LISTEN/NOTIFY between two stores on one database:
+// a delivery queued through one (a group-committed PATCH, a location written in its own
+// transaction, a replay) calls the announcer of the other, whose dispatcher runs, and
+// the listener comes back after its connection is killed.
+func TestListenWakesOtherReplicas(t *testing.T) {
+	ctx := t.Context()
+	stores := openReplicas(t)
+	writer, dispatching := stores[0], stores[1]
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	require.NoError(t, writer.Import(ctx, chargenet.DemoInventory(now)))
+	w := storetest.NewWebhook("p", now, chargenet.EventConnectorUpdated, chargenet.EventLocationCreated)
+	require.NoError(t, writer.CreateWebhook(ctx, &w, nil))
+
+	woken := make(chan struct{}, 64)
+	dispatching.OnEvents(func() {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	})
+	listening := func() {
+		t.Helper()
+		require.Eventually(t, dispatching.ListeningForTest, 10*time.Second, 5*time.Millisecond, "the listener listens")
+		for len(woken) > 0 {
+			<-woken
+		}
+	}
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-woken:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s through the other store did not wake this one", what)
+		}
+	}
+	listening()
+	p := 42.0
+	_, err := writer.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", now)
+	require.NoError(t, err)
+	wait("a PATCH")
+	l := chargenet.Location{ID: "LISTEN-1", Name: "n", Address: "a", City: "c", PostalCode: "1", Country: "DEU",
+		Latitude: 1, Longitude: 1, TimeZone: "Europe/Berlin"}
+	_, _, err = writer.PutLocation(ctx, &l, now)
+	require.NoError(t, err)
+	wait("a location")
+	ds, err := writer.ClaimDeliveries(ctx, now, 10, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	for i := range ds {
+		require.NoError(t, writer.RecordAttempts(ctx, chargenet.AttemptRecord{Delivery: &ds[i], Attempt: &chargenet.DeliveryAttempt{
+			Attempt: 1, AttemptedAt: now, Outcome: chargenet.OutcomeSucceeded, HTTPStatus: 200}}))
+	}
+	n, err := writer.ReplayEvents(ctx, "p", w.ID, chargenet.Replay{Since: now.Add(-time.Hour)}, now)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	wait("a replay")
+
+	_, err = writer.ExecForTest(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity `+
+		`WHERE datname = current_database() AND query = 'LISTEN chargenet_deliveries'`)
+	require.NoError(t, err)
+	wait("the listener's reconnection") // it announces what it may have missed
+	listening()
+	_, err = writer.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", now)
+	require.NoError(t, err)
+	wait("a PATCH after the reconnection")
+}
