@@ -617,3 +617,45 @@ func BenchmarkCreateEVSE(b *testing.B) {
 	s := benchStore(b)
 	storetest.BenchCreateEVSE(b, s)
 }
+
+// TestEventLogMigration upgrades a database of the version before the event log, with
+// events and pending deliveries, to the event log: the events keep their rows in time
+// order, numbered from 1, the deliveries still find them, and new events number after
+// them.
+func TestEventLogMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "old.db")
+	at := func(s int) string { return time.Date(2026, 11, 1, 10, 0, s, 0, time.UTC).Format("2006-01-02T15:04:05.000000000Z") }
+	require.NoError(t, sqlite.MigrateBeforeForTest(ctx, path, "0012",
+		`INSERT INTO webhooks (id, owner, url, enabled, secret, created_at, updated_at) VALUES ('wh_1', 'p', 'https://x.example.com', 1, 's', '`+at(0)+`', '`+at(0)+`')`,
+		`INSERT INTO webhook_event_types (webhook_id, type, api_version) VALUES ('wh_1', 'evse.connector.updated', '1.0')`,
+		`INSERT INTO events (id, type, occurred_at, data) VALUES ('evt_B', 'evse.connector.updated', '`+at(2)+`', '{"uid":2}')`,
+		`INSERT INTO events (id, type, occurred_at, data) VALUES ('evt_A', 'evse.connector.updated', '`+at(1)+`', '{"uid":1}')`,
+		`INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES ('evt_B', 'wh_1', '1.0', '`+at(2)+`')`,
+		`INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES ('evt_A', 'wh_1', '1.0', '`+at(1)+`')`,
+	))
+	s := mustOpen(t, path)
+	ms, err := s.Migrations(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "0012_event_log.sql", ms[len(ms)-1].Name)
+	logged, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+	require.NoError(t, err)
+	require.Len(t, logged, 2)
+	assert.Equal(t, []string{"evt_A", "evt_B"}, []string{logged[0].ID, logged[1].ID}, "numbered in time order")
+	assert.Equal(t, []int64{1, 2}, []int64{logged[0].Seq, logged[1].Seq})
+	n, err := s.CountForTest(ctx, "pragma_foreign_key_check")
+	require.NoError(t, err)
+	assert.Zero(t, n, "the outbox references the new events table")
+	ds, err := s.ClaimDeliveries(ctx, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), 10, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, ds, 2, "the pending deliveries survived")
+	assert.Equal(t, "evt_A", ds[0].Event.ID)
+	assert.JSONEq(t, `{"uid":1}`, string(ds[0].Event.Data))
+	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(7.0)}, "", time.Now())
+	require.NoError(t, err)
+	logged, err = s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+	require.NoError(t, err)
+	require.Len(t, logged, 3)
+	assert.Equal(t, int64(3), logged[2].Seq)
+}
