@@ -625,7 +625,9 @@ func BenchmarkCreateEVSE(b *testing.B) {
 func TestEventLogMigration(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "old.db")
-	at := func(s int) string { return time.Date(2026, 11, 1, 10, 0, s, 0, time.UTC).Format("2006-01-02T15:04:05.000000000Z") }
+	at := func(s int) string {
+		return time.Date(2026, 11, 1, 10, 0, s, 0, time.UTC).Format("2006-01-02T15:04:05.000000000Z")
+	}
 	require.NoError(t, sqlite.MigrateBeforeForTest(ctx, path, "0012",
 		`INSERT INTO webhooks (id, owner, url, enabled, secret, created_at, updated_at) VALUES ('wh_1', 'p', 'https://x.example.com', 1, 's', '`+at(0)+`', '`+at(0)+`')`,
 		`INSERT INTO webhook_event_types (webhook_id, type, api_version) VALUES ('wh_1', 'evse.connector.updated', '1.0')`,
