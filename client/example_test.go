@@ -274,6 +274,7 @@ func ExampleClient_EventTypes() {
 	// location.created [1.0] latest 1.0
 	// location.deleted [1.0] latest 1.0
 	// location.updated [1.0] latest 1.0
+	// webhook.ping [1.0] latest 1.0
 }
 
 func ExampleClient_CreateEVSE() {
