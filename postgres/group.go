@@ -54,6 +54,16 @@ const (
 		`$8::float8[], $9::text[], $10::text[], $11::text[], $12::timestamptz[]) ` +
 		`AS u(evse_uid, id, f, standard, format, power, amperage, voltage, code, info, vendor, status_at) ` +
 		`WHERE c.evse_uid = u.evse_uid AND c.id = u.id`
+	// groupEventsInsert stores the events of a group in one statement, in their order
+	// (so their seq numbers follow it).
+	groupEventsInsert = `INSERT INTO events (id, type, occurred_at, data, traceparent) ` +
+		`SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])`
+	// groupFanOut queues the events of a group ($1 ids, $2 times, $3 types) for every
+	// webhook subscribed to their types, in one statement, event by event.
+	groupFanOut = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
+		`SELECT u.id, w.webhook_id, w.api_version, u.at ` +
+		`FROM unnest($1::text[], $2::timestamptz[], $3::text[]) WITH ORDINALITY AS u(id, at, type, n) ` +
+		`JOIN webhook_event_types w ON w.type = u.type ORDER BY u.n, w.webhook_id`
 	// groupNotifyQuery notifies deliveriesChannel when the events of a group (ids $1)
 	// queued a delivery.
 	groupNotifyQuery = `SELECT pg_notify('` + deliveriesChannel + `', '') ` +
@@ -154,8 +164,8 @@ type groupTx struct {
 }
 
 // Commit sends, in one round trip, the writes of the changed EVSEs and connectors (one
-// statement each), the events with their fan-out, the notification of the listening
-// replicas when a delivery was queued, and COMMIT.
+// statement each), the events and their fan-out (one statement each), the notification
+// of the listening replicas when a delivery was queued, and COMMIT.
 func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, events []chargenet.Event) (bool, error) {
 	var b pgx.Batch
 	if len(changes) > 0 {
@@ -181,17 +191,17 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 		}
 	}
 	queued := false
-	ids := make([]string, len(events))
-	for i, ev := range events {
-		at := stamp(ev.Time)
-		ids[i] = ev.ID
-		b.Queue(insertEventQuery, ev.ID, ev.Type, at, string(ev.Data), ev.TraceParent)
-		b.Queue(fanOutQuery, ev.ID, at, ev.Type).Exec(func(tag pgconn.CommandTag) error {
-			queued = queued || tag.RowsAffected() > 0
+	if n := len(events); n > 0 {
+		ids, types, data, tps := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		ats := make([]time.Time, n)
+		for i, ev := range events {
+			ids[i], types[i], ats[i], data[i], tps[i] = ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), ev.TraceParent
+		}
+		b.Queue(groupEventsInsert, ids, types, ats, data, tps)
+		b.Queue(groupFanOut, ids, ats, types).Exec(func(tag pgconn.CommandTag) error {
+			queued = tag.RowsAffected() > 0
 			return nil
 		})
-	}
-	if len(events) > 0 {
 		b.Queue(groupNotifyQuery, ids)
 	}
 	b.Queue(`COMMIT`)
