@@ -133,7 +133,8 @@ func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev c
 		if tp == "" {
 			tp = chargenet.TraceParent(ctx)
 		}
-		if _, err := tx.StmtContext(ctx, s.insertEvent).ExecContext(ctx, ev.ID, ev.Type, formatTime(ev.Time), string(ev.Data), tp); err != nil {
+		if _, err := tx.StmtContext(ctx, s.insertEvents[len(insertBatches)-1]).ExecContext(ctx, ev.ID, ev.Type,
+			formatTime(ev.Time), string(ev.Data), tp); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES (?, ?, ?, ?)`,
@@ -192,9 +193,8 @@ func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r cha
 // chargenet.EventLog): pending deliveries of events older than before, each recorded as
 // an OutcomeExpired attempt (made now, numbered after the delivery's attempts), whether
 // or not its webhook is enabled; attempts made before before; and events older than
-// before that no delivery still needs (first raising event_seq_floor, so that their seq
-// numbers are never given again). Errors are wrapped driver errors; then nothing is
-// removed.
+// before that no delivery still needs (their seq numbers are never given again:
+// AUTOINCREMENT). Errors are wrapped driver errors; then nothing is removed.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (chargenet.Pruned, error) {
 	var p chargenet.Pruned
 	if limit <= 0 {
@@ -244,10 +244,6 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 			return err
 		}
 		p.Attempts = int(n)
-		if _, err := tx.ExecContext(ctx, `UPDATE event_seq_floor SET seq = (SELECT max(seq) FROM events) `+
-			`WHERE EXISTS (SELECT 1 FROM events WHERE occurred_at < ?) AND (SELECT max(seq) FROM events) > seq`, cut); err != nil {
-			return err
-		}
 		res, err = tx.ExecContext(ctx, `DELETE FROM events WHERE seq IN (SELECT e.seq FROM events e WHERE e.occurred_at < ? `+
 			`AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id) ORDER BY e.occurred_at LIMIT ?)`, cut, limit)
 		if err != nil {

@@ -15,15 +15,25 @@ const (
 	webhookColumns = `id, owner, url, description, enabled, disabled_reason, secret, previous_secret, ` +
 		`previous_secret_until, created_at, updated_at`
 
-	// insertEventQuery stores an event in the log with the next seq (see migration
-	// 0012); its parameters are id, type, time, data and traceparent.
-	insertEventQuery = `INSERT INTO events (seq, id, type, occurred_at, data, traceparent) VALUES (` +
-		`max(coalesce((SELECT max(seq) FROM events), 0), (SELECT seq FROM event_seq_floor)) + 1, ?, ?, ?, ?, ?)`
-	// fanOutQuery queues an event for every webhook subscribed to its type; its
-	// parameters are the event id, the due time and the type.
+	// fanOutQuery queues the events with seq above its parameter (those a transaction
+	// just stored) for every webhook subscribed to their types, due at their times, in
+	// log order.
 	fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
-		`SELECT ?, webhook_id, api_version, ? FROM webhook_event_types WHERE type = ?`
+		`SELECT e.id, w.webhook_id, w.api_version, e.occurred_at FROM events e ` +
+		`JOIN webhook_event_types w ON w.type = e.type WHERE e.seq > ? ORDER BY e.seq, w.webhook_id`
 )
+
+// insertEventsQuery stores n events in the log, each taking the next seq (see
+// migration 0012); its parameters are id, type, time, data and traceparent of each.
+func insertEventsQuery(n int) string {
+	return `INSERT INTO events (id, type, occurred_at, data, traceparent) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?), `, n), ", ")
+}
+
+// insertBatches are the sizes of the prepared multi-row inserts of events (see
+// Store.insertEvents): a transaction's events are written in as few statements as
+// their count's binary digits.
+var insertBatches = [...]int{64, 32, 16, 8, 4, 2, 1}
 
 // filteredSeek returns the keyset read of seek over the rows of selectFrom that meet
 // filter (whose parameters are filterArgs), ordered by key, and its arguments.
@@ -54,27 +64,43 @@ func webhookNotFound(id string) error {
 // every webhook subscribed to its type. It reports whether any was queued: the caller
 // announces them (chargenet.Announcer) once the transaction is committed.
 func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargenet.Event) (queued bool, err error) {
-	insert, fanOut := tx.StmtContext(ctx, s.insertEvent), tx.StmtContext(ctx, s.fanOut)
-	for _, ev := range events {
-		at := formatTime(ev.Time)
-		tp := ev.TraceParent
-		if tp == "" {
-			tp = chargenet.TraceParent(ctx)
+	if len(events) == 0 {
+		return false, nil
+	}
+	var first int64 // the seq before the first event stored
+	args := make([]any, 0, 5*insertBatches[0])
+	for rest, i := events, 0; len(rest) > 0; i++ {
+		size := insertBatches[i]
+		if size > len(rest) {
+			continue
 		}
-		if _, err := insert.ExecContext(ctx, ev.ID, ev.Type, at, string(ev.Data), tp); err != nil {
-			return false, err
+		args = args[:0]
+		for _, ev := range rest[:size] {
+			tp := ev.TraceParent
+			if tp == "" {
+				tp = chargenet.TraceParent(ctx)
+			}
+			args = append(args, ev.ID, ev.Type, formatTime(ev.Time), string(ev.Data), tp)
 		}
-		res, err := fanOut.ExecContext(ctx, ev.ID, at, ev.Type)
+		res, err := tx.StmtContext(ctx, s.insertEvents[i]).ExecContext(ctx, args...)
 		if err != nil {
 			return false, err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return false, err
-		} else if n > 0 {
-			queued = true
+		if rest = rest[size:]; first == 0 {
+			last, err := res.LastInsertId()
+			if err != nil {
+				return false, err
+			}
+			first = last - int64(size) // one writer: the statement's rows took consecutive numbers
 		}
+		i-- // the same size again while it fits
 	}
-	return queued, nil
+	res, err := tx.StmtContext(ctx, s.fanOut).ExecContext(ctx, first)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 type webhookRow struct {

@@ -2,14 +2,13 @@
 -- subscribes to its type, numbered by seq in commit order. One writer at a time commits,
 -- so a number taken in the writing transaction orders events as they were committed: a
 -- reader that resumes after the last seq it saw misses none. seq is the rowid: the log
--- reads in seq order straight from the table. The store takes seq as one more than the
--- highest in use or than event_seq_floor, which the pruner raises before it deletes, so
--- that a number is never given twice even after every event was pruned.
+-- reads in seq order straight from the table. AUTOINCREMENT: a number is never given
+-- twice, even after every event was pruned.
 --
 -- The outbox references events(id), so both tables are rebuilt (the new outbox first
 -- references the new events table; renaming that one to events renames the reference).
 CREATE TABLE events_log (
-    seq         INTEGER PRIMARY KEY,
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
     id          TEXT NOT NULL UNIQUE,
     type        TEXT NOT NULL,
     occurred_at TEXT NOT NULL,
@@ -44,12 +43,6 @@ CREATE INDEX outbox_event ON outbox (event_id, webhook_id);
 -- retention window.
 CREATE INDEX events_type ON events (type);
 CREATE INDEX events_occurred_at ON events (occurred_at);
-
--- The highest seq ever pruned: new events number above it.
-CREATE TABLE event_seq_floor (
-    seq INTEGER NOT NULL
-);
-INSERT INTO event_seq_floor (seq) VALUES (0);
 
 -- Attempts by time, for the retention window.
 CREATE INDEX delivery_attempts_at ON delivery_attempts (attempted_at);
