@@ -13,8 +13,10 @@ import (
 // errNotBuilt is returned by the change lists, not written yet.
 var errNotBuilt = errors.New("postgres: not implemented yet")
 
-// eventColumns are the columns of a logged event, as scanEvent reads them.
-const eventColumns = `xid::text, seq, id, type, occurred_at, data, traceparent`
+// eventColumns are the columns of a logged event, as scanEvent reads them. The
+// transaction id is read as text under another name: an output column named xid would
+// make ORDER BY xid sort the text.
+const eventColumns = `xid::text AS pos, seq, id, type, occurred_at, data, traceparent`
 
 // horizon is the condition that keeps a read of the log below the oldest transaction
 // still running: every transaction with a smaller id has ended, so no event can later
@@ -74,7 +76,12 @@ func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64]
 	}
 	q := `SELECT ` + eventColumns + ` FROM events WHERE ` + horizon + ` AND type <> $1`
 	args := []any{chargenet.EventWebhookPing}
-	if len(types) > 0 {
+	switch len(types) {
+	case 0:
+	case 1: // read in order from the index on (type, xid, seq)
+		args = append(args, types[0])
+		q += ` AND type = $` + strconv.Itoa(len(args))
+	default:
 		args = append(args, types)
 		q += ` AND type = ANY($` + strconv.Itoa(len(args)) + `::text[])`
 	}
