@@ -249,8 +249,8 @@ func testEventLogNoMiss(t *testing.T, open Opener) {
 	go func() {
 		defer close(readerDone)
 		seek := chargenet.ChangeSeek[int64]{Limit: 7}
-		quiet := 0
-		for quiet < 20 {
+		var deadline time.Time // once the writers ended: how long to wait for the rest
+		for len(seen) < writers*perWriter {
 			page, err := s.ListEvents(ctx, seek, nil)
 			if !assert.NoError(t, err) {
 				return
@@ -261,11 +261,12 @@ func testEventLogNoMiss(t *testing.T, open Opener) {
 				seek.Pos, seek.Key, seek.HasPos = last.Pos, last.Seq, true
 			}
 			if done.Load() && len(page) == 0 {
-				quiet++ // polled empty after the writers ended
+				if deadline.IsZero() {
+					deadline = time.Now().Add(logWait)
+				} else if time.Now().After(deadline) {
+					return
+				}
 				time.Sleep(5 * time.Millisecond)
-			}
-			if len(seen) >= writers*perWriter && done.Load() && len(page) < seek.Limit {
-				return
 			}
 		}
 	}()
