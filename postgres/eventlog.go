@@ -10,9 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// errNotBuilt is returned by the change lists, not written yet.
-var errNotBuilt = errors.New("postgres: not implemented yet")
-
 // eventColumns are the columns of a logged event, as scanEvent reads them. The
 // transaction id is read as text under another name: an output column named xid would
 // make ORDER BY xid sort the text.

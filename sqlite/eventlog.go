@@ -9,9 +9,6 @@ import (
 	"github.com/chargenet/chargenet"
 )
 
-// errNotBuilt is returned by the change lists, not written yet.
-var errNotBuilt = errors.New("sqlite: not implemented yet")
-
 // eventColumns are the columns of a logged event, as scanEvent reads them.
 const eventColumns = `seq, id, type, occurred_at, data, traceparent`
 

@@ -62,7 +62,8 @@ type Store struct {
 	locations    [2][2]*sql.Stmt // [backward][hasKey]
 	locationDocs [2][2]*sql.Stmt // [backward][hasKey]
 	apiKeyByHash *sql.Stmt
-	changes      *sql.Stmt // cache_pages and cache_changes, for the read cache
+	changes      *sql.Stmt          // cache_pages and cache_changes, for the read cache
+	changeList   [2][2][2]*sql.Stmt // change lists: [locations][hasPos][since]
 
 	// Write statements, prepared on write (its only connection, so a transaction
 	// reuses them through Tx.StmtContext without preparing again).
@@ -362,6 +363,12 @@ func (s *Store) prepare(ctx context.Context) error {
 			s.evses[b2i(backward)][b2i(hasKey)] = p(s.read, listEVSEsQuery(backward, hasKey))
 			s.locations[b2i(backward)][b2i(hasKey)] = p(s.read, listLocationsQuery(backward, hasKey))
 			s.locationDocs[b2i(backward)][b2i(hasKey)] = p(s.read, listLocationDocsQuery(backward, hasKey))
+		}
+	}
+	for _, hasPos := range []bool{false, true} {
+		for _, since := range []bool{false, true} {
+			s.changeList[0][b2i(hasPos)][b2i(since)] = p(s.read, listEVSEChangesQuery(hasPos, since))
+			s.changeList[1][b2i(hasPos)][b2i(since)] = p(s.read, listLocationChangesQuery(hasPos, since))
 		}
 	}
 

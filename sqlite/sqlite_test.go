@@ -661,3 +661,17 @@ func TestEventLogMigration(t *testing.T) {
 	require.Len(t, logged, 3)
 	assert.Equal(t, int64(3), logged[2].Seq)
 }
+
+// BenchmarkLocationChanges reads 25-item pages of the change list of
+// storetest.ScaleLocations locations (default 1,000,000, imported first): the first
+// page, one deep in the list, and the first with a recent Since (see
+// storetest.BenchLocationChanges).
+func BenchmarkLocationChanges(b *testing.B) {
+	n := storetest.ScaleLocations(b)
+	s := MustOpenDB(b)
+	at := time.Now().UTC().Truncate(time.Microsecond).Add(-time.Hour)
+	if err := s.Import(b.Context(), storetest.ScaleInventory(n, at)); err != nil {
+		b.Fatal(err)
+	}
+	storetest.BenchLocationChanges(b, s, n, at.Add(-time.Hour), at.Add(time.Minute))
+}
