@@ -213,14 +213,11 @@ func NewLocationEvent(typ string, l *Location, now time.Time) (Event, error) {
 }
 
 // NewPingEvent returns the webhook.ping event the test operation sends to webhook
-// webhookID at url: the contract's PingData.
-func NewPingEvent(webhookID, url string, now time.Time) (Event, error) {
-	data, err := json.Marshal(struct {
+// webhookID at url: its data is {"webhookId", "url"}.
+func NewPingEvent(webhookID, url string, now time.Time) Event {
+	data, _ := json.Marshal(struct { // two strings always encode
 		WebhookID string `json:"webhookId"`
 		URL       string `json:"url"`
 	}{webhookID, url})
-	if err != nil {
-		return Event{}, err
-	}
-	return Event{ID: NewID("evt_", now), Type: EventWebhookPing, Time: now.UTC(), Data: data}, nil
+	return Event{ID: NewID("evt_", now), Type: EventWebhookPing, Time: now.UTC(), Data: data}
 }

@@ -91,8 +91,8 @@ func TestEventsMatchTheContract(t *testing.T) {
 		require.NoError(t, err)
 		events = append(events, ev)
 	}
-	ping, err := chargenet.NewPingEvent("wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z", "https://emsp.example.com/hooks", now)
-	require.NoError(t, err)
+	ping := chargenet.NewPingEvent("wh_01JD0000000000000000000000", "https://receiver.example.com/hooks", now)
+	assert.JSONEq(t, `{"webhookId":"wh_01JD0000000000000000000000","url":"https://receiver.example.com/hooks"}`, string(ping.Data))
 	events = append(events, ping)
 	covered := map[string]bool{}
 	for _, ev := range events {

@@ -85,7 +85,6 @@ func TestResolveSubscriptions(t *testing.T) {
 	catalogue := []chargenet.EventType{
 		{Type: "evse.connector.updated", APIVersions: []string{"1.0", "1.1"}, Latest: "1.1"},
 		{Type: "evse.status.changed", APIVersions: []string{"1.0"}, Latest: "1.0"},
-		{Type: chargenet.EventWebhookPing, APIVersions: []string{"1.0"}, Latest: "1.0"}, // listed, yet never subscribable
 	}
 	got, err := chargenet.ResolveSubscriptions(catalogue, []chargenet.Subscription{
 		{Type: "evse.connector.updated"}, {Type: "evse.status.changed", APIVersion: "latest"},
@@ -100,12 +99,22 @@ func TestResolveSubscriptions(t *testing.T) {
 	require.NoError(t, err)
 	for _, et := range shipped {
 		if et.Type == chargenet.EventWebhookPing {
-			continue // refused below
+			continue // refused, below
 		}
 		got, err := chargenet.ResolveSubscriptions(shipped, []chargenet.Subscription{{Type: et.Type, APIVersion: "latest"}})
 		require.NoError(t, err)
 		assert.Equal(t, []chargenet.Subscription{{Type: et.Type, APIVersion: et.Latest}}, got, "the shipped catalogue's latest")
 	}
+
+	t.Run("webhook.ping is refused", func(t *testing.T) {
+		_, err := chargenet.ResolveSubscriptions(shipped, []chargenet.Subscription{{Type: chargenet.EventStatusChanged},
+			{Type: chargenet.EventWebhookPing, APIVersion: "1.0"}})
+		var de *chargenet.Error
+		require.ErrorAs(t, err, &de)
+		assert.ErrorIs(t, err, chargenet.ErrInvalid)
+		assert.Equal(t, "event_types[1].type", de.Param)
+		assert.Contains(t, de.Message, "/test")
+	})
 
 	tests := []struct {
 		name  string
@@ -116,7 +125,6 @@ func TestResolveSubscriptions(t *testing.T) {
 		{"unknown type", []chargenet.Subscription{{Type: "evse.status.changed"}, {Type: "evse.exploded"}}, "event_types[1].type"},
 		{"unknown version", []chargenet.Subscription{{Type: "evse.status.changed", APIVersion: "1.1"}}, "event_types[0].api_version"},
 		{"twice", []chargenet.Subscription{{Type: "evse.status.changed"}, {Type: "evse.status.changed", APIVersion: "1.0"}}, "event_types[1].type"},
-		{"webhook.ping", []chargenet.Subscription{{Type: "evse.status.changed"}, {Type: chargenet.EventWebhookPing}}, "event_types[1].type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -172,10 +172,7 @@ func (s *Server) TestWebhook(ctx context.Context, req gen.TestWebhookRequestObje
 		return nil, err
 	}
 	now := s.now().UTC()
-	ev, err := chargenet.NewPingEvent(w.ID, w.URL, now)
-	if err != nil {
-		return nil, err
-	}
+	ev := chargenet.NewPingEvent(w.ID, w.URL, now)
 	if err := s.store.SendTestEvent(ctx, who, w.ID, ev, now); err != nil {
 		return nil, err
 	}

@@ -78,9 +78,8 @@ type Store struct {
 	revokeAPIKey    *sql.Stmt
 	insertSetting   *sql.Stmt
 	selectSetting   *sql.Stmt
-	insertEvent     *sql.Stmt
+	insertEvents    [len(insertBatches)]*sql.Stmt // by the index of their size in insertBatches
 	fanOut          *sql.Stmt
-	subscribed      *sql.Stmt
 	g               groupStatements
 
 	// cache keeps EVSE and location JSON while the database is unchanged (see
@@ -386,9 +385,10 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.revokeAPIKey = p(s.write, `UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL`)
 	s.insertSetting = p(s.write, `INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`)
 	s.selectSetting = p(s.write, `SELECT value FROM settings WHERE name = ?`)
-	s.insertEvent = p(s.write, insertEventQuery)
+	for i, n := range insertBatches {
+		s.insertEvents[i] = p(s.write, insertEventsQuery(n))
+	}
 	s.fanOut = p(s.write, fanOutQuery)
-	s.subscribed = p(s.write, `SELECT EXISTS (SELECT 1 FROM webhook_event_types WHERE type = ?)`)
 	s.g = groupStatements{chargeboxEVSEs: p(s.write, chargeboxEVSEsQuery), statusTimes: p(s.write, statusTimesQuery),
 		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery),
 		pruneChanges: p(s.write, pruneChangesQuery)}

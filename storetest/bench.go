@@ -36,6 +36,34 @@ func BenchCreateEVSE(b *testing.B, s chargenet.Store) {
 	})
 }
 
+// BenchUpdateConnector PATCHes connector 1 of the demo EVSEs from 16 goroutines per
+// CPU, each on EVSE 1001 + its number modulo 40, as concurrent PATCH requests spread
+// over the inventory do: the changes are group committed, each with its
+// evse.connector.updated event. s holds the demo inventory; with subscribed, a webhook
+// subscribes to the event, so each change also queues a delivery.
+func BenchUpdateConnector(b *testing.B, s chargenet.Store, subscribed bool) {
+	if subscribed {
+		w := NewWebhook("bench", time.Now().UTC().Truncate(time.Microsecond), chargenet.EventConnectorUpdated)
+		if err := s.CreateWebhook(context.Background(), &w, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		uid := 1001 + next.Add(1)%40
+		i := 0
+		for pb.Next() {
+			i++
+			p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%20 + 1))}
+			if _, err := s.UpdateConnector(context.Background(), uid, 1, p, "", time.Now()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchLocationChanges measures one 25-item read of the location change list of s,
 // which holds n locations changed before since and nothing else: "first" is the first
 // page (GET /v1/locations?updated_since=<since>), "deep" the page after the item at
