@@ -68,6 +68,7 @@ func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargene
 		return false, nil
 	}
 	var first int64 // the seq before the first event stored
+	counted := false
 	args := make([]any, 0, 5*insertBatches[0])
 	for rest, i := events, 0; len(rest) > 0; i++ {
 		size := insertBatches[i]
@@ -86,12 +87,13 @@ func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargene
 		if err != nil {
 			return false, err
 		}
-		if rest = rest[size:]; first == 0 {
+		if rest = rest[size:]; !counted {
 			last, err := res.LastInsertId()
 			if err != nil {
 				return false, err
 			}
 			first = last - int64(size) // one writer: the statement's rows took consecutive numbers
+			counted = true             // (first is 0 when the log was empty: not a mark)
 		}
 		i-- // the same size again while it fits
 	}
