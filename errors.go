@@ -37,6 +37,7 @@ const (
 	CodeLocationInUse        = "location_in_use"
 	CodeIdempotencyKeyInUse  = "idempotency_key_in_use"
 	CodeIdempotencyKeyReused = "idempotency_key_reused"
+	CodeWebhookDisabled      = "webhook_disabled"
 	CodeConflict             = "conflict"
 	CodePreconditionFailed   = "precondition_failed"
 	CodePayloadTooLarge      = "payload_too_large"

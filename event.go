@@ -57,6 +57,7 @@ var Renderers = map[string]map[string]func(json.RawMessage) (json.RawMessage, er
 	EventLocationCreated:  {"1.0": identity},
 	EventLocationUpdated:  {"1.0": identity},
 	EventLocationDeleted:  {"1.0": identity},
+	EventWebhookPing:      {"1.0": identity},
 }
 
 // statusChanged10 renders evse.status.changed 1.0 from the stored data: without
@@ -209,4 +210,14 @@ func NewLocationEvent(typ string, l *Location, now time.Time) (Event, error) {
 		return Event{}, err
 	}
 	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Data: data}, nil
+}
+
+// NewPingEvent returns the webhook.ping event the test operation sends to webhook
+// webhookID at url: its data is {"webhookId", "url"}.
+func NewPingEvent(webhookID, url string, now time.Time) Event {
+	data, _ := json.Marshal(struct { // two strings always encode
+		WebhookID string `json:"webhookId"`
+		URL       string `json:"url"`
+	}{webhookID, url})
+	return Event{ID: NewID("evt_", now), Type: EventWebhookPing, Time: now.UTC(), Data: data}
 }

@@ -91,6 +91,9 @@ func TestEventsMatchTheContract(t *testing.T) {
 		require.NoError(t, err)
 		events = append(events, ev)
 	}
+	ping := chargenet.NewPingEvent("wh_01JD0000000000000000000000", "https://receiver.example.com/hooks", now)
+	assert.JSONEq(t, `{"webhookId":"wh_01JD0000000000000000000000","url":"https://receiver.example.com/hooks"}`, string(ping.Data))
+	events = append(events, ping)
 	covered := map[string]bool{}
 	for _, ev := range events {
 		covered[ev.Type] = true

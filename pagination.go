@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Page sizes of list operations.
@@ -46,10 +47,14 @@ func NewCursorCodec(secret []byte) *CursorCodec {
 }
 
 // cursorPayload is the signed content of a cursor. K is null for "from the start".
+// Cursors of change lists and the event log also carry the change position (P, with K
+// its key; both absent for "from the start") and the filter they were issued with (F).
 type cursorPayload struct {
 	List     string          `json:"l"`
 	Key      json.RawMessage `json:"k"`
 	Backward bool            `json:"b,omitempty"`
+	Pos      *uint64         `json:"p,omitempty"`
+	Filter   *string         `json:"f,omitempty"`
 }
 
 var b64 = base64.RawURLEncoding
@@ -77,12 +82,30 @@ func (c *CursorCodec) encode(list string, key any, backward bool) string {
 	return b64.EncodeToString(payload) + "." + b64.EncodeToString(c.sign(payload))
 }
 
+// badCursor is the invalid_cursor error about the cursor parameter, saying why.
+func badCursor(why string) error {
+	return Errorf(ErrInvalid, CodeInvalidCursor, "cursor", "query parameter \"cursor\": %s", why)
+}
+
 // decode checks a cursor's signature and list and returns its payload. Any failure is an
 // ErrInvalid *Error with code invalid_cursor about the cursor parameter.
 func (c *CursorCodec) decode(list, cursor string) (*cursorPayload, error) {
-	bad := func(why string) error {
-		return Errorf(ErrInvalid, CodeInvalidCursor, "cursor", "query parameter \"cursor\": %s", why)
+	p, err := c.verify(cursor)
+	if err != nil {
+		return nil, err
 	}
+	if p.List != list {
+		if changeListOf[list] == p.List {
+			return nil, badCursor("the cursor was issued by the change list (with updated_since); pass the same updated_since with it")
+		}
+		return nil, badCursor("the cursor was issued for another list")
+	}
+	return p, nil
+}
+
+// verify checks a cursor's signature and returns its payload, whatever its list.
+func (c *CursorCodec) verify(cursor string) (*cursorPayload, error) {
+	bad := badCursor
 	enc, sig, ok := strings.Cut(cursor, ".")
 	if !ok {
 		return nil, bad("malformed cursor; pass back a next_cursor or previous_cursor exactly as received")
@@ -98,9 +121,6 @@ func (c *CursorCodec) decode(list, cursor string) (*cursorPayload, error) {
 	var p cursorPayload
 	if err := json.Unmarshal(payload, &p); err != nil || len(p.Key) == 0 {
 		return nil, bad("malformed cursor")
-	}
-	if p.List != list {
-		return nil, bad("the cursor was issued for another list")
 	}
 	return &p, nil
 }
@@ -200,4 +220,113 @@ func Paginate[T any, K int64 | string](ctx context.Context, codec *CursorCodec, 
 		page.Next = codec.encode(list, nextKey, false)
 	}
 	return page, nil
+}
+
+// changeListOf maps each plain list to its change list, for the messages that tell a
+// caller which list a cursor belongs to.
+var changeListOf = map[string]string{ListEVSEs: ListEVSEChanges, ListLocations: ListLocationChanges}
+
+// ChangePage is one page of a change list or of the event log. They are read forward
+// only: there is no previous page.
+type ChangePage[T any] struct {
+	Items   []T
+	Next    string // empty exactly when HasMore is false
+	HasMore bool
+	// Resume is the cursor of the position after the last item, or, on an empty page,
+	// of the position the request started from. Set on every page: a reader keeps the
+	// last one and reads on from it later, missing no change committed meanwhile.
+	Resume string
+}
+
+// ChangeFilter is the filter a change list cursor is bound to: its updated_since, in
+// UTC to the nanosecond.
+func ChangeFilter(since time.Time) string { return since.UTC().Format(time.RFC3339Nano) }
+
+// EventFilter is the filter an event log cursor is bound to: its types (in any order,
+// repeats ignored) and since (zero: none).
+func EventFilter(types []string, since time.Time) string {
+	t := slices.Clone(types)
+	slices.Sort(t)
+	t = slices.Compact(t)
+	s := ""
+	if !since.IsZero() {
+		s = ChangeFilter(since)
+	}
+	return strings.Join(t, ",") + "|" + s
+}
+
+// PaginateChanges reads the page of a change list or of the event log (list: one of
+// ListEVSEChanges, ListLocationChanges, ListEvents) that cursor (empty for the first
+// page) designates, with limit items at most (already in 1..MaxPageSize), through read,
+// a change-ordered reader such as Store.ListEVSEChanges. filter is what the request
+// filters on (ChangeFilter, EventFilter) and since its lower bound on the items' time;
+// pos returns an item's change position and key.
+//
+// A cursor that fails to decode, was issued by another list, or with another filter, is
+// an invalid_cursor ErrInvalid.
+func PaginateChanges[T any, K int64 | string](ctx context.Context, codec *CursorCodec, list, filter, cursor string,
+	since time.Time, limit int, read func(context.Context, ChangeSeek[K]) ([]T, error), pos func(*T) (uint64, K)) (*ChangePage[T], error) {
+	seek := ChangeSeek[K]{Since: since}
+	if cursor != "" {
+		p, err := codec.verify(cursor)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case p.List != list:
+			for plain, changes := range changeListOf {
+				if p.List == plain && changes == list {
+					return nil, badCursor("the cursor was issued by the list without updated_since; a change list takes only its own cursors")
+				}
+			}
+			return nil, badCursor("the cursor was issued for another list")
+		case p.Filter == nil || p.Backward:
+			return nil, badCursor("malformed cursor")
+		case *p.Filter != filter:
+			return nil, badCursor("the cursor was issued with other filters; pass the same filters (" + filterNames[list] + ") as the request that returned it")
+		}
+		if p.Pos != nil {
+			if err := json.Unmarshal(p.Key, &seek.Key); err != nil {
+				return nil, badCursor("malformed cursor")
+			}
+			seek.Pos, seek.HasPos = *p.Pos, true
+		}
+	}
+	seek.Limit = limit + 1
+	items, err := read(ctx, seek)
+	if err != nil {
+		return nil, err
+	}
+	page := &ChangePage[T]{Items: items}
+	if len(items) > limit {
+		page.Items, page.HasMore = items[:limit], true
+	}
+	if n := len(page.Items); n > 0 {
+		seek.Pos, seek.Key = pos(&page.Items[n-1])
+		seek.HasPos = true
+	}
+	page.Resume = codec.encodeChange(list, filter, seek.Pos, seek.Key, seek.HasPos)
+	if page.HasMore {
+		page.Next = page.Resume
+	}
+	return page, nil
+}
+
+// filterNames names the query parameters each change-ordered list's cursors are bound to.
+var filterNames = map[string]string{
+	ListEVSEChanges:     "updated_since",
+	ListLocationChanges: "updated_since",
+	ListEvents:          "type and since",
+}
+
+// encodeChange returns the cursor of a change-ordered list at (pos, key), or at the
+// start when hasPos is false, bound to filter.
+func (c *CursorCodec) encodeChange(list, filter string, pos uint64, key any, hasPos bool) string {
+	p := cursorPayload{List: list, Key: json.RawMessage("null"), Filter: &filter}
+	if hasPos {
+		p.Key, _ = json.Marshal(key) // int64 and string keys always marshal
+		p.Pos = &pos
+	}
+	payload, _ := json.Marshal(p)
+	return b64.EncodeToString(payload) + "." + b64.EncodeToString(c.sign(payload))
 }

@@ -1,10 +1,13 @@
 package chargenet
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,4 +106,136 @@ func BenchmarkCursor(b *testing.B) {
 			}
 		}
 	})
+}
+
+// change is an item of a change-ordered list: its change position, key and time.
+type change struct {
+	pos uint64
+	key int64
+	at  time.Time
+}
+
+// changeReader reads items (kept in change order, as a store returns them) as a store's
+// change list would: at or after seek.Since, after (Pos, Key).
+func changeReader(items *[]change) func(context.Context, ChangeSeek[int64]) ([]change, error) {
+	return func(_ context.Context, s ChangeSeek[int64]) ([]change, error) {
+		var out []change
+		for _, c := range *items {
+			after := !s.HasPos || c.pos > s.Pos || (c.pos == s.Pos && c.key > s.Key)
+			if after && !c.at.Before(s.Since) && len(out) < s.Limit {
+				out = append(out, c)
+			}
+		}
+		return out, nil
+	}
+}
+
+func changePos(c *change) (uint64, int64) { return c.pos, c.key }
+
+func TestPaginateChangesWalksForwardAndResumes(t *testing.T) {
+	ctx := context.Background()
+	codec := NewCursorCodec([]byte("secret-one-secret-one-secret-one"))
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	var items []change
+	for i := range 7 {
+		items = append(items, change{pos: uint64(10 + i), key: int64(100 - i), at: t0.Add(time.Duration(i) * time.Second)})
+	}
+	items = append(items, change{pos: 3, key: 1, at: t0.Add(-time.Hour)}) // before since: never listed
+	slices.SortFunc(items, func(a, b change) int { return cmp.Compare(a.pos, b.pos) })
+	filter := ChangeFilter(t0)
+	read := changeReader(&items)
+
+	var seen []uint64
+	cursor, pages := "", 0
+	var last *ChangePage[change]
+	for {
+		page, err := PaginateChanges(ctx, codec, ListEVSEChanges, filter, cursor, t0, 3, read, changePos)
+		require.NoError(t, err)
+		pages++
+		assert.NotEmpty(t, page.Resume, "every page carries a resume cursor")
+		assert.Equal(t, page.HasMore, page.Next != "", "next is empty exactly when there is no more")
+		for _, c := range page.Items {
+			seen = append(seen, c.pos)
+		}
+		last = page
+		if !page.HasMore {
+			break
+		}
+		assert.Equal(t, page.Next, page.Resume)
+		cursor = page.Next
+	}
+	assert.Equal(t, 3, pages)
+	assert.Equal(t, []uint64{10, 11, 12, 13, 14, 15, 16}, seen, "change order, items before since left out")
+
+	// Polling with the last resume cursor finds nothing yet, and then the changes
+	// committed later, even one whose time is older than items already seen.
+	again, err := PaginateChanges(ctx, codec, ListEVSEChanges, filter, last.Resume, t0, 3, read, changePos)
+	require.NoError(t, err)
+	assert.Empty(t, again.Items)
+	assert.False(t, again.HasMore)
+	assert.Empty(t, again.Next)
+	require.NotEmpty(t, again.Resume, "an empty page resumes where it started")
+	items = append(items, change{pos: 17, key: 5, at: t0.Add(time.Second)}, change{pos: 17, key: 200, at: t0.Add(time.Minute)})
+	later, err := PaginateChanges(ctx, codec, ListEVSEChanges, filter, again.Resume, t0, 3, read, changePos)
+	require.NoError(t, err)
+	assert.Equal(t, []change{items[len(items)-2], items[len(items)-1]}, later.Items)
+
+	// An empty first page resumes from the start.
+	empty := []change{}
+	first, err := PaginateChanges(ctx, codec, ListEVSEChanges, filter, "", t0, 3, changeReader(&empty), changePos)
+	require.NoError(t, err)
+	assert.Empty(t, first.Items)
+	empty = append(empty, change{pos: 1, key: 1, at: t0})
+	next, err := PaginateChanges(ctx, codec, ListEVSEChanges, filter, first.Resume, t0, 3, changeReader(&empty), changePos)
+	require.NoError(t, err)
+	assert.Equal(t, empty, next.Items)
+}
+
+func TestPaginateChangesRefusesForeignCursors(t *testing.T) {
+	ctx := context.Background()
+	codec := NewCursorCodec([]byte("secret-one-secret-one-secret-one"))
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	items := []change{{pos: 1, key: 1, at: t0}, {pos: 2, key: 2, at: t0}}
+	read := changeReader(&items)
+	page, err := PaginateChanges(ctx, codec, ListEVSEChanges, ChangeFilter(t0), "", t0, 1, read, changePos)
+	require.NoError(t, err)
+	require.NotEmpty(t, page.Next)
+	plain, err := Paginate(ctx, codec, ListEVSEs, "", 1, sliceReader([]int64{1, 2}), func(v *int64) int64 { return *v })
+	require.NoError(t, err)
+	require.NotEmpty(t, plain.Next)
+
+	cases := []struct {
+		name, list, filter, cursor, want string
+	}{
+		{"another updated_since", ListEVSEChanges, ChangeFilter(t0.Add(time.Nanosecond)), page.Next, "same filters (updated_since)"},
+		{"another change list", ListLocationChanges, ChangeFilter(t0), page.Next, "another list"},
+		{"the event log", ListEvents, EventFilter(nil, t0), page.Next, "another list"},
+		{"a plain list's cursor", ListEVSEChanges, ChangeFilter(t0), plain.Next, "without updated_since"},
+		{"tampered", ListEVSEChanges, ChangeFilter(t0), page.Next[:len(page.Next)-2] + "AA", "altered"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := PaginateChanges(ctx, codec, tc.list, tc.filter, tc.cursor, t0, 1, read, changePos)
+			var de *Error
+			require.True(t, errors.As(err, &de), "got %v", err)
+			assert.Equal(t, CodeInvalidCursor, de.Code)
+			assert.Equal(t, "cursor", de.Param)
+			assert.Contains(t, de.Message, tc.want)
+		})
+	}
+	t.Run("a change cursor on the plain list", func(t *testing.T) {
+		_, err := Paginate(ctx, codec, ListEVSEs, page.Next, 1, sliceReader([]int64{1, 2}), func(v *int64) int64 { return *v })
+		var de *Error
+		require.True(t, errors.As(err, &de), "got %v", err)
+		assert.Equal(t, CodeInvalidCursor, de.Code)
+		assert.Contains(t, de.Message, "pass the same updated_since")
+	})
+}
+
+func TestEventFilter(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.FixedZone("CET", 3600))
+	assert.Equal(t, EventFilter([]string{"b", "a", "b"}, t0), EventFilter([]string{"a", "b"}, t0.UTC()), "order, repeats and zone do not matter")
+	assert.NotEqual(t, EventFilter([]string{"a"}, t0), EventFilter([]string{"a", "b"}, t0))
+	assert.NotEqual(t, EventFilter(nil, t0), EventFilter(nil, time.Time{}))
+	assert.NotEqual(t, EventFilter([]string{"a"}, time.Time{}), EventFilter(nil, time.Time{}))
 }

@@ -109,7 +109,8 @@ func NewID(prefix string, now time.Time) string {
 // with every version resolved: an empty version or "latest" becomes the type's latest
 // version. It returns an ErrInvalid *Error whose Param names the entry
 // ("event_types[i].type" or "event_types[i].api_version") for an unknown type, a version
-// the type does not list, or a type given twice.
+// the type does not list, a type given twice, or webhook.ping (EventWebhookPing: only
+// the test operation sends it, to one webhook).
 func ResolveSubscriptions(catalogue []EventType, subs []Subscription) ([]Subscription, error) {
 	if len(subs) == 0 {
 		return nil, Errorf(ErrInvalid, CodeInvalidBody, "event_types", "event_types must name at least one event type")
@@ -121,6 +122,10 @@ func ResolveSubscriptions(catalogue []EventType, subs []Subscription) ([]Subscri
 	seen := map[string]int{}
 	out := make([]Subscription, len(subs))
 	for i, s := range subs {
+		if s.Type == EventWebhookPing {
+			return nil, Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("event_types[%d].type", i),
+				"event_types[%d].type: %s cannot be subscribed to; it is sent only by POST /emsp/v1/webhooks/{webhookId}/test", i, s.Type)
+		}
 		t, ok := byType[s.Type]
 		if !ok {
 			return nil, Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("event_types[%d].type", i),

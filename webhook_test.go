@@ -98,10 +98,23 @@ func TestResolveSubscriptions(t *testing.T) {
 	shipped, err := chargenet.EventTypes()
 	require.NoError(t, err)
 	for _, et := range shipped {
+		if et.Type == chargenet.EventWebhookPing {
+			continue // refused, below
+		}
 		got, err := chargenet.ResolveSubscriptions(shipped, []chargenet.Subscription{{Type: et.Type, APIVersion: "latest"}})
 		require.NoError(t, err)
 		assert.Equal(t, []chargenet.Subscription{{Type: et.Type, APIVersion: et.Latest}}, got, "the shipped catalogue's latest")
 	}
+
+	t.Run("webhook.ping is refused", func(t *testing.T) {
+		_, err := chargenet.ResolveSubscriptions(shipped, []chargenet.Subscription{{Type: chargenet.EventStatusChanged},
+			{Type: chargenet.EventWebhookPing, APIVersion: "1.0"}})
+		var de *chargenet.Error
+		require.ErrorAs(t, err, &de)
+		assert.ErrorIs(t, err, chargenet.ErrInvalid)
+		assert.Equal(t, "event_types[1].type", de.Param)
+		assert.Contains(t, de.Message, "/test")
+	})
 
 	tests := []struct {
 		name  string

@@ -66,6 +66,33 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		done
 	done
 done
+# The location change list since a time before every location: the same depths, each page
+# after the first reached through the cursor the service gave when the list was walked once.
+CHANGE_SINCE=2025-01-01T00:00:00Z # bench/tool report.go: changeSince
+declare -A change_cursor
+for target in full pg; do
+	port=$PORT
+	[[ $target == pg ]] && port=$PG_PORT
+	say "walking the change list ($target) for its cursors"
+	while read -r d c; do
+		change_cursor[$target.$d]=$c
+	done < <("$OUT/bin/tool" change-cursors "http://127.0.0.1:$port" "$BENCH_KEY" "$CHANGE_SINCE" "${depths[@]:1}")
+done
+for ((r = 1; r <= ROUNDS; r++)); do
+	for d in "${depths[@]}"; do
+		for target in full pg; do
+			port=$PORT
+			[[ $target == pg ]] && port=$PG_PORT
+			url="http://127.0.0.1:$port/v1/locations?updated_since=$CHANGE_SINCE&limit=25"
+			((d > 0)) && url+="&cursor=${change_cursor[$target.$d]}"
+			if ((r == 1)); then
+				n=$(curl -fsS -H "Authorization: Bearer $BENCH_KEY" "$url" | grep -o '"id":"LOC-' | wc -l)
+				((n == 25)) || die "the change-list page at depth $d ($target) holds $n locations, not 25"
+			fi
+			wrk_run "$d" "$target-changes" "$r" "$url" get.lua 8 "$DURATION"
+		done
+	done
+done
 RSS=$(peak_rss "$SQLITE_PID")
 PG_RSS=$(peak_rss "$PG_PID")
 "$OUT/bin/tool" scale-report "$RAW" "$RSS" "$IMPORT" "$SIZE" "$N" "$PG_IMPORT" "$PG_SIZE" "$PG_RSS" | tee "$ROOT/bench/scale-results.md"

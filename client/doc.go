@@ -1,6 +1,7 @@
 // Package client is the Go client of the Charging Network Integration API: EVSEs with
 // their connectors and their lifecycle (create, commission, remove), the locations that
-// hold them, and the catalogue of webhook event types. It is a thin layer over the client generated from the contract
+// hold them, the catalogue of webhook event types, the event log, and the tools to keep a
+// copy of the network in sync. It is a thin layer over the client generated from the contract
 // (openapi/openapi.yaml, version APIVersion) with plain Go types, iterators that follow
 // the pagination cursors, errors you can test with errors.Is, and retries.
 //
@@ -86,6 +87,32 @@
 //			PowerType: client.PowerAC3Phase, MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400}}})
 //	evse, etag, err = c.UpdateEVSE(ctx, evse.UID,
 //		client.EVSEPatch{Status: new(client.StatusAvailable)}, client.IfMatch(etag))
+//
+// # Staying in sync
+//
+// A partner that keeps its own copy reads everything once (Locations, EVSEs), then asks
+// for what changed (LocationsSince, EVSEsSince) or for the events (Events). These return
+// a Changes: range over All, then keep its Cursor and poll later with it and the same
+// since (or query). That never misses a change, even when the service commits changes
+// out of timestamp order, which a poll from the newest LastUpdated seen can:
+//
+//	since := lastFullRead // a time before the full read began
+//	cursor := ""          // or the one kept from the last poll
+//	for {
+//		changes := c.EVSEsSince(since, client.SyncOptions{Cursor: cursor})
+//		for e, err := range changes.All(ctx) {
+//			if err != nil {
+//				log.Fatal(err)
+//			}
+//			copy[e.UID] = e // REMOVED EVSEs come too
+//		}
+//		cursor = changes.Cursor() // keep it with since
+//		time.Sleep(10 * time.Second)
+//	}
+//
+// A webhook receiver that was down asks for the events it missed again with
+// ReplayWebhook (they keep their ids, so its deduplication drops the ones it has), and
+// checks its endpoint with TestWebhook.
 //
 // # Idempotency
 //

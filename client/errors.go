@@ -72,6 +72,7 @@ const (
 	CodePayloadTooLarge      = "payload_too_large"
 	CodeUnsupportedMediaType = "unsupported_media_type"
 	CodeIdempotencyKeyReused = "idempotency_key_reused"
+	CodeWebhookDisabled      = "webhook_disabled"
 	CodeRateLimited          = "rate_limited"
 	CodeInternalError        = "internal_error"
 	CodeUnavailable          = "unavailable"

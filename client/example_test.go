@@ -274,6 +274,7 @@ func ExampleClient_EventTypes() {
 	// location.created [1.0] latest 1.0
 	// location.deleted [1.0] latest 1.0
 	// location.updated [1.0] latest 1.0
+	// webhook.ping [1.0] latest 1.0
 }
 
 func ExampleClient_CreateEVSE() {
@@ -371,4 +372,49 @@ func ExampleError() {
 	// 400 invalid_connector standard true
 	// standard CHADEMO is a DC standard but the connector has powerType AC_3_PHASE
 	// deleted connector: true
+}
+
+func ExampleClient_EVSEsSince() {
+	srv, err := startDemoServer(serverConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	c, err := client.New(srv.URL, client.WithAPIKey(demoKey))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	since := time.Now()
+	power := 150.0
+	if _, _, err := c.UpdateConnector(ctx, 1002, 1, client.ConnectorPatch{MaxElectricPower: &power}); err != nil {
+		log.Fatal(err)
+	}
+
+	// Read what changed since a time, and keep the cursor.
+	changes := c.EVSEsSince(since, client.SyncOptions{})
+	for e, err := range changes.All(ctx) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("changed:", e.UID, e.Connectors[0].MaxElectricPower)
+	}
+	cursor := changes.Cursor() // store it with since
+
+	// Later: poll from the cursor, with the same since. Nothing committed after the
+	// first read is missed.
+	power = 175
+	if _, _, err := c.UpdateConnector(ctx, 1001, 1, client.ConnectorPatch{MaxElectricPower: &power}); err != nil {
+		log.Fatal(err)
+	}
+	later := c.EVSEsSince(since, client.SyncOptions{Cursor: cursor})
+	for e, err := range later.All(ctx) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("changed later:", e.UID, e.Connectors[0].MaxElectricPower)
+	}
+	// Output:
+	// changed: 1002 150
+	// changed later: 1001 175
 }

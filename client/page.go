@@ -42,6 +42,9 @@ type Page[T any] struct {
 	PreviousCursor string
 	// HasMore reports whether items follow this page.
 	HasMore bool
+	// ResumeCursor is set on the pages of change lists and the event log only: the
+	// position after this page, to poll from later (see Changes).
+	ResumeCursor string
 }
 
 // LocationPage is one page of locations, as returned by LocationsPage.
@@ -67,6 +70,9 @@ func newPage[A, T any](items []A, p gen.Pagination, conv func(*A) T) *Page[T] {
 	}
 	if p.PreviousCursor != nil {
 		page.PreviousCursor = *p.PreviousCursor
+	}
+	if p.ResumeCursor != nil {
+		page.ResumeCursor = *p.ResumeCursor
 	}
 	return page
 }

@@ -123,6 +123,7 @@ func (e ConnectorStandard) Valid() bool {
 
 // Defines values for DeliveryOutcome.
 const (
+	Expired   DeliveryOutcome = "expired"
 	Failed    DeliveryOutcome = "failed"
 	Gone      DeliveryOutcome = "gone"
 	Succeeded DeliveryOutcome = "succeeded"
@@ -131,6 +132,8 @@ const (
 // Valid indicates whether the value is a known member of the DeliveryOutcome enum.
 func (e DeliveryOutcome) Valid() bool {
 	switch e {
+	case Expired:
+		return true
 	case Failed:
 		return true
 	case Gone:
@@ -540,8 +543,11 @@ type Delivery struct {
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
 
 	// Outcome `succeeded` (a 2xx answer), `failed` (another answer or an error; a retry is
-	// scheduled unless `next_attempt_at` is absent), or `gone` (410: the subscription
-	// was disabled).
+	// scheduled unless `next_attempt_at` is absent), `gone` (410: the subscription
+	// was disabled), or `expired` (no request was made: the event left the retention
+	// period before it could be delivered, for example while the subscription was
+	// disabled; it can no longer be replayed). New outcomes may be added; treat an
+	// unknown one as a failure without retry.
 	//
 	//
 	// Example: failed
@@ -549,8 +555,11 @@ type Delivery struct {
 }
 
 // DeliveryOutcome `succeeded` (a 2xx answer), `failed` (another answer or an error; a retry is
-// scheduled unless `next_attempt_at` is absent), or `gone` (410: the subscription
-// was disabled).
+// scheduled unless `next_attempt_at` is absent), `gone` (410: the subscription
+// was disabled), or `expired` (no request was made: the event left the retention
+// period before it could be delivered, for example while the subscription was
+// disabled; it can no longer be replayed). New outcomes may be added; treat an
+// unknown one as a failure without retry.
 //
 // Example: failed
 type DeliveryOutcome string
@@ -693,7 +702,7 @@ type Error struct {
 	// `invalid_body`, `invalid_connector`, `unauthorized`, `not_found`,
 	// `method_not_allowed`, `conflict`, `connector_deleted`, `evse_removed`,
 	// `invalid_transition`, `location_deleted`, `location_in_use`,
-	// `idempotency_key_in_use`, `precondition_failed`, `payload_too_large`,
+	// `idempotency_key_in_use`, `webhook_disabled`, `precondition_failed`, `payload_too_large`,
 	// `unsupported_media_type`, `idempotency_key_reused`, `rate_limited`,
 	// `internal_error`, `unavailable`.
 	// New codes may be added; treat an unknown code by its HTTP status.
@@ -716,6 +725,14 @@ type Error struct {
 	//
 	// Example: 01JD2Q4X7P3N5M8K6R2T9W1Y0Z
 	RequestId string `json:"requestId"`
+}
+
+// EventPage One page of the event log.
+type EventPage struct {
+	Data []LoggedEvent `json:"data"`
+
+	// Pagination Cursor information of a page.
+	Pagination Pagination `json:"pagination"`
 }
 
 // EventType One event type a webhook can subscribe to.
@@ -964,6 +981,37 @@ type LocationPage struct {
 	Pagination Pagination `json:"pagination"`
 }
 
+// LoggedEvent One event of the event log.
+type LoggedEvent struct {
+	// ApiVersion The payload version `data` is rendered in.
+	//
+	// Example: 1.1
+	ApiVersion string `json:"api_version"`
+
+	// Data The event's payload in `api_version`, as a delivery of it carries it; its shape depends on `type`.
+	Data LoggedEvent_Data `json:"data"`
+
+	// Id Identifier of the event, sent as `webhook-id` with each delivery of it.
+	//
+	// Example: evt_01JD2Q4X7P3N5M8K6R2T9W1Y0Z
+	Id string `json:"id"`
+
+	// Timestamp When the change happened (UTC), as in its deliveries.
+	//
+	// Example: 2026-11-22T10:00:00Z
+	Timestamp time.Time `json:"timestamp"`
+
+	// Type The event type.
+	//
+	// Example: evse.status.changed
+	Type string `json:"type"`
+}
+
+// LoggedEvent_Data The event's payload in `api_version`, as a delivery of it carries it; its shape depends on `type`.
+type LoggedEvent_Data struct {
+	union json.RawMessage
+}
+
 // OcppStatus OCPP 1.6 ChargePointStatus.
 //
 // Example: Faulted
@@ -981,8 +1029,34 @@ type Pagination struct {
 	// Example: eyJrIjoiTE9DLTAwMDEifQ.c2lnbmF0dXJl
 	NextCursor *string `json:"next_cursor"`
 
-	// PreviousCursor Opaque cursor of the previous page; null on the first page.
+	// PreviousCursor Opaque cursor of the previous page; null on the first page, and always on change lists and the event log (they are read forward only).
 	PreviousCursor *string `json:"previous_cursor"`
+
+	// ResumeCursor Only on change lists (`updated_since`) and the event log, on every page, the
+	// last and an empty one included: the cursor of the position after this page's
+	// last item (on an empty page, the position the request started from). Keep the
+	// last page's value and pass it as `cursor`, with the same filters, to poll for
+	// what changed later: every change committed after this page appears after it,
+	// even when writers commit out of timestamp order. Never resume from a
+	// `lastUpdated` or `timestamp` value instead (see Staying in sync).
+	//
+	//
+	// Example: eyJrIjoiTE9DLTAwMDEifQ.c2lnbmF0dXJl
+	ResumeCursor *string `json:"resume_cursor,omitempty"`
+}
+
+// PingData Payload of `webhook.ping`, version 1.0: sent only by
+// `POST /emsp/v1/webhooks/{webhookId}/test`, to that subscription.
+type PingData struct {
+	// Url The subscription's URL when the ping was sent.
+	//
+	// Example: https://emsp.example.com/hooks/chargenet
+	Url string `json:"url"`
+
+	// WebhookId Identifier of a webhook subscription.
+	//
+	// Example: wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z
+	WebhookId WebhookId `json:"webhookId"`
 }
 
 // PowerType Power type of the connector.
@@ -1241,6 +1315,32 @@ type WebhookPatch struct {
 	Url *string `json:"url,omitempty"`
 }
 
+// WebhookReplay Which logged events to deliver again.
+type WebhookReplay struct {
+	// Since Events at or after this time.
+	//
+	// Example: 2026-11-21T00:00:00Z
+	Since time.Time `json:"since"`
+
+	// Types Only these event types, each one the subscription receives. Every type it receives when absent.
+	//
+	// Example: ["evse.status.changed"]
+	Types *[]string `json:"types,omitempty"`
+
+	// Until Events before this time; must be after `since`. No upper bound when absent.
+	//
+	// Example: 2026-11-22T00:00:00Z
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// WebhookReplayResult What a replay queued.
+type WebhookReplayResult struct {
+	// Queued How many events were queued for delivery (events already waiting for this subscription are not counted).
+	//
+	// Example: 12
+	Queued int `json:"queued"`
+}
+
 // WebhookSubscription One event type a webhook receives, in one payload version.
 type WebhookSubscription struct {
 	// ApiVersion Payload version, one of the type's `api_versions`, or `latest`. On creation it
@@ -1251,10 +1351,18 @@ type WebhookSubscription struct {
 	// Example: 1.0
 	ApiVersion *string `json:"api_version,omitempty"`
 
-	// Type An event type from `GET /emsp/v1/webhooks/event_types`.
+	// Type An event type from `GET /emsp/v1/webhooks/event_types`, other than `webhook.ping` (sent only by the test operation).
 	//
 	// Example: evse.connector.updated
 	Type string `json:"type"`
+}
+
+// WebhookTestResult The ping event queued by a test.
+type WebhookTestResult struct {
+	// Id Identifier of the ping event, sent as its `webhook-id`.
+	//
+	// Example: evt_01JD2Q4X7P3N5M8K6R2T9W1Y0Z
+	Id string `json:"id"`
 }
 
 // WebhookWithSecret A webhook subscription with its signing secret, shown only on creation and rotation.
@@ -1293,6 +1401,9 @@ type WebhookWithSecret struct {
 	Url string `json:"url"`
 }
 
+// ApiVersion defines model for ApiVersion.
+type ApiVersion = string
+
 // Cursor defines model for Cursor.
 type Cursor = string
 
@@ -1312,6 +1423,9 @@ type Limit = int
 //
 // Example: LOC-0001
 type LocationIdPath = LocationId
+
+// UpdatedSince defines model for UpdatedSince.
+type UpdatedSince = time.Time
 
 // BadRequest The body of every 4xx and 5xx answer.
 type BadRequest = Error
@@ -1349,12 +1463,57 @@ type Unavailable = Error
 // UnsupportedMediaType The body of every 4xx and 5xx answer.
 type UnsupportedMediaType = Error
 
+// WebhookDisabled The body of every 4xx and 5xx answer.
+type WebhookDisabled = Error
+
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
+	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
+	// first page is returned. A cursor from another list, or an altered one, is rejected
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
+	// an integer, is rejected with 400 `invalid_parameter`.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Type Only events of these types (repeat the parameter for several:
+	// `type=evse.created&type=evse.removed`). Each must be an event type of the
+	// catalogue (`GET /emsp/v1/webhooks/event_types`) other than `webhook.ping`;
+	// anything else is rejected with 400 `invalid_parameter`.
+	Type *[]string `form:"type,omitempty" json:"type,omitempty"`
+
+	// Since Only events at or after this time (RFC 3339; write a `+` offset as `%2B`, or use
+	// `Z`). Use it for the first read only; resume with `resume_cursor`.
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// ApiVersion Payload version to render events in: each event is rendered in the highest version
+	// of its type that is not newer than this one (so `1.0` gives every type its 1.0
+	// payload). Without it each event gets its type's `latest` version. A version that no
+	// event type has is rejected with 400 `invalid_parameter`.
+	ApiVersion *ApiVersion `form:"api_version,omitempty" json:"api_version,omitempty"`
+}
+
+// GetEventParams defines parameters for GetEvent.
+type GetEventParams struct {
+	// ApiVersion Payload version to render events in: each event is rendered in the highest version
+	// of its type that is not newer than this one (so `1.0` gives every type its 1.0
+	// payload). Without it each event gets its type's `latest` version. A version that no
+	// event type has is rejected with 400 `invalid_parameter`.
+	ApiVersion *ApiVersion `form:"api_version,omitempty" json:"api_version,omitempty"`
+}
+
 // ListWebhooksParams defines parameters for ListWebhooks.
 type ListWebhooksParams struct {
 	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
-	// previous page of the same list, passed back exactly as received. When absent, the
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
 	// first page is returned. A cursor from another list, or an altered one, is rejected
-	// with 400 `invalid_cursor`.
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
@@ -1380,9 +1539,11 @@ type CreateWebhookParams struct {
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
 	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
-	// previous page of the same list, passed back exactly as received. When absent, the
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
 	// first page is returned. A cursor from another list, or an altered one, is rejected
-	// with 400 `invalid_cursor`.
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
@@ -1393,27 +1554,47 @@ type ListWebhookDeliveriesParams struct {
 // ListLocationsParams defines parameters for ListLocations.
 type ListLocationsParams struct {
 	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
-	// previous page of the same list, passed back exactly as received. When absent, the
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
 	// first page is returned. A cursor from another list, or an altered one, is rejected
-	// with 400 `invalid_cursor`.
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
 	// an integer, is rejected with 400 `invalid_parameter`.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// UpdatedSince Turns the list into a change list: only items whose `lastUpdated` is at or after
+	// this time (RFC 3339; write a `+` offset as `%2B`, or use `Z`), oldest change first,
+	// removed and deleted items included. Use it for the first read only; to poll for
+	// later changes pass the last page's `resume_cursor` as `cursor` with the same
+	// `updated_since` (see Staying in sync). A cursor issued without this parameter, with
+	// another value, or by another list is rejected with 400 `invalid_cursor`.
+	UpdatedSince *UpdatedSince `form:"updated_since,omitempty" json:"updated_since,omitempty"`
 }
 
 // ListEvsesParams defines parameters for ListEvses.
 type ListEvsesParams struct {
 	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
-	// previous page of the same list, passed back exactly as received. When absent, the
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
 	// first page is returned. A cursor from another list, or an altered one, is rejected
-	// with 400 `invalid_cursor`.
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
 	// an integer, is rejected with 400 `invalid_parameter`.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// UpdatedSince Turns the list into a change list: only items whose `lastUpdated` is at or after
+	// this time (RFC 3339; write a `+` offset as `%2B`, or use `Z`), oldest change first,
+	// removed and deleted items included. Use it for the first read only; to poll for
+	// later changes pass the last page's `resume_cursor` as `cursor` with the same
+	// `updated_since` (see Staying in sync). A cursor issued without this parameter, with
+	// another value, or by another list is rejected with 400 `invalid_cursor`.
+	UpdatedSince *UpdatedSince `form:"updated_since,omitempty" json:"updated_since,omitempty"`
 }
 
 // CreateEvseParams defines parameters for CreateEvse.
@@ -1501,6 +1682,9 @@ type CreateWebhookJSONRequestBody = WebhookCreate
 // UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
 type UpdateWebhookJSONRequestBody = WebhookPatch
 
+// ReplayWebhookJSONRequestBody defines body for ReplayWebhook for application/json ContentType.
+type ReplayWebhookJSONRequestBody = WebhookReplay
+
 // IngestStatusNotificationJSONRequestBody defines body for IngestStatusNotification for application/json ContentType.
 type IngestStatusNotificationJSONRequestBody = StatusNotification
 
@@ -1521,6 +1705,120 @@ type UpdateConnectorJSONRequestBody = ConnectorPatch
 
 // EventJSONRequestBody defines body for Event for application/json ContentType.
 type EventJSONRequestBody = WebhookEvent
+
+// AsConnectorUpdatedData returns the union data inside the LoggedEvent_Data as a ConnectorUpdatedData
+func (t LoggedEvent_Data) AsConnectorUpdatedData() (ConnectorUpdatedData, error) {
+	var body ConnectorUpdatedData
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromConnectorUpdatedData overwrites any union data inside the LoggedEvent_Data as the provided ConnectorUpdatedData
+func (t *LoggedEvent_Data) FromConnectorUpdatedData(v ConnectorUpdatedData) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeConnectorUpdatedData performs a merge with any union data inside the LoggedEvent_Data, using the provided ConnectorUpdatedData
+func (t *LoggedEvent_Data) MergeConnectorUpdatedData(v ConnectorUpdatedData) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStatusChangedData returns the union data inside the LoggedEvent_Data as a StatusChangedData
+func (t LoggedEvent_Data) AsStatusChangedData() (StatusChangedData, error) {
+	var body StatusChangedData
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStatusChangedData overwrites any union data inside the LoggedEvent_Data as the provided StatusChangedData
+func (t *LoggedEvent_Data) FromStatusChangedData(v StatusChangedData) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStatusChangedData performs a merge with any union data inside the LoggedEvent_Data, using the provided StatusChangedData
+func (t *LoggedEvent_Data) MergeStatusChangedData(v StatusChangedData) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEvseEventData returns the union data inside the LoggedEvent_Data as a EvseEventData
+func (t LoggedEvent_Data) AsEvseEventData() (EvseEventData, error) {
+	var body EvseEventData
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEvseEventData overwrites any union data inside the LoggedEvent_Data as the provided EvseEventData
+func (t *LoggedEvent_Data) FromEvseEventData(v EvseEventData) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeEvseEventData performs a merge with any union data inside the LoggedEvent_Data, using the provided EvseEventData
+func (t *LoggedEvent_Data) MergeEvseEventData(v EvseEventData) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLocation returns the union data inside the LoggedEvent_Data as a Location
+func (t LoggedEvent_Data) AsLocation() (Location, error) {
+	var body Location
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLocation overwrites any union data inside the LoggedEvent_Data as the provided Location
+func (t *LoggedEvent_Data) FromLocation(v Location) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLocation performs a merge with any union data inside the LoggedEvent_Data, using the provided Location
+func (t *LoggedEvent_Data) MergeLocation(v Location) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t LoggedEvent_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *LoggedEvent_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsConnectorUpdatedData returns the union data inside the WebhookEvent_Data as a ConnectorUpdatedData
 func (t WebhookEvent_Data) AsConnectorUpdatedData() (ConnectorUpdatedData, error) {
@@ -1616,6 +1914,32 @@ func (t *WebhookEvent_Data) FromLocation(v Location) error {
 
 // MergeLocation performs a merge with any union data inside the WebhookEvent_Data, using the provided Location
 func (t *WebhookEvent_Data) MergeLocation(v Location) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPingData returns the union data inside the WebhookEvent_Data as a PingData
+func (t WebhookEvent_Data) AsPingData() (PingData, error) {
+	var body PingData
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPingData overwrites any union data inside the WebhookEvent_Data as the provided PingData
+func (t *WebhookEvent_Data) FromPingData(v PingData) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePingData performs a merge with any union data inside the WebhookEvent_Data, using the provided PingData
+func (t *WebhookEvent_Data) MergePingData(v PingData) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

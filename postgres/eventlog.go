@@ -3,35 +3,264 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/jackc/pgx/v5"
 )
 
-// errNotBuilt is returned by the event log operations not written yet.
-var errNotBuilt = errors.New("postgres: not implemented yet")
+// eventColumns are the columns of a logged event, as scanEvent reads them. The
+// transaction id is read as text under another name: an output column named xid would
+// make ORDER BY xid sort the text.
+const eventColumns = `xid::text AS pos, seq, id, type, occurred_at, data, traceparent`
 
-// ListEvents implements chargenet.EventLog.
+// horizon is the condition that keeps a read of the log below the oldest transaction
+// still running: every transaction with a smaller id has ended, so no event can later
+// commit before what the read returns.
+const horizon = `xid < pg_snapshot_xmin(pg_current_snapshot())`
+
+// expiredError is the error recorded with an OutcomeExpired attempt.
+const expiredError = "the event left the retention window before it could be delivered"
+
+// The statements of PruneEvents; their parameters are the cut ("before") and the limit,
+// and for pruneExpiredQuery also the attempt's time, outcome and error. Each takes its
+// rows FOR UPDATE SKIP LOCKED, so replicas pruning at once take different rows, and
+// never wait for a dispatcher claiming deliveries or a replay reading events.
+const (
+	pruneExpiredQuery = `WITH expired AS (DELETE FROM outbox WHERE id IN (` +
+		`SELECT o.id FROM events e JOIN outbox o ON o.event_id = e.id WHERE e.occurred_at < $1 ` +
+		`ORDER BY e.occurred_at, o.id LIMIT $2 FOR UPDATE OF o SKIP LOCKED) ` +
+		`RETURNING id, webhook_id, event_id, attempts) ` +
+		`INSERT INTO delivery_attempts (webhook_id, event_id, event_type, attempt, attempted_at, outcome, error, duration_ms) ` +
+		`SELECT x.webhook_id, x.event_id, e.type, x.attempts + 1, $3, $4, $5, 0 ` +
+		`FROM expired x JOIN events e ON e.id = x.event_id ORDER BY x.id`
+	pruneAttemptsQuery = `DELETE FROM delivery_attempts WHERE id IN (SELECT id FROM delivery_attempts ` +
+		`WHERE attempted_at < $1 ORDER BY attempted_at LIMIT $2 FOR UPDATE SKIP LOCKED)`
+	pruneEventsQuery = `DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.occurred_at < $1 ` +
+		`AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id) ORDER BY e.occurred_at LIMIT $2 FOR UPDATE SKIP LOCKED)`
+)
+
+// scanEvent reads the eventColumns of one row.
+func scanEvent(row pgx.Row) (chargenet.Event, error) {
+	var (
+		ev        chargenet.Event
+		xid, data string
+	)
+	if err := row.Scan(&xid, &ev.Seq, &ev.ID, &ev.Type, &ev.Time, &data, &ev.TraceParent); err != nil {
+		return ev, err
+	}
+	ev.Time = ev.Time.UTC()
+	ev.Data = []byte(data)
+	var err error
+	ev.Pos, err = strconv.ParseUint(xid, 10, 64)
+	return ev, err
+}
+
+// ListEvents reads one slice of the event log in (xid, seq) order (see
+// chargenet.EventLog), in one statement: the events of types (all but webhook.ping when
+// types is empty; webhook.ping never) whose time is at or after seek.Since, after
+// (seek.Pos, seek.Key) when seek.HasPos, and only those written by transactions below
+// the oldest one still running (see horizon): an event shows once every transaction
+// that started writing before it has ended. An event's Pos is the id of the
+// transaction that wrote it. The result is empty, not nil, past the end. Errors are
+// wrapped driver errors, wrapping chargenet.ErrUnavailable if the database cannot be
+// reached.
 func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64], types []string) ([]chargenet.Event, error) {
-	return nil, errNotBuilt
+	out := []chargenet.Event{}
+	if seek.Limit <= 0 {
+		return out, nil
+	}
+	q := `SELECT ` + eventColumns + ` FROM events WHERE ` + horizon + ` AND type <> $1`
+	args := []any{chargenet.EventWebhookPing}
+	switch len(types) {
+	case 0:
+	case 1: // read in order from the index on (type, xid, seq)
+		args = append(args, types[0])
+		q += ` AND type = $` + strconv.Itoa(len(args))
+	default:
+		args = append(args, types)
+		q += ` AND type = ANY($` + strconv.Itoa(len(args)) + `::text[])`
+	}
+	if !seek.Since.IsZero() {
+		args = append(args, stamp(seek.Since))
+		q += ` AND occurred_at >= $` + strconv.Itoa(len(args))
+	}
+	if seek.HasPos {
+		args = append(args, strconv.FormatUint(seek.Pos, 10), seek.Key)
+		q += ` AND (xid, seq) > ($` + strconv.Itoa(len(args)-1) + `::text::xid8, $` + strconv.Itoa(len(args)) + `::bigint)`
+	}
+	args = append(args, seek.Limit)
+	q += ` ORDER BY xid, seq LIMIT $` + strconv.Itoa(len(args))
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("list events", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		ev, err := scanEvent(rows)
+		if err != nil {
+			return nil, s.wrap("list events", err)
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("list events", err)
+	}
+	return out, nil
 }
 
-// Event implements chargenet.EventLog.
+func eventNotFound(id string) error {
+	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "eventId", "event with eventId %s not found", id)
+}
+
+// Event returns the logged event with this id, its Pos and Seq set. An ErrNotFound
+// *chargenet.Error (Param "eventId") when there is none or it is a webhook.ping; other
+// errors are wrapped driver errors, wrapping chargenet.ErrUnavailable if the database
+// cannot be reached.
 func (s *Store) Event(ctx context.Context, id string) (*chargenet.Event, error) {
-	return nil, errNotBuilt
+	ev, err := scanEvent(s.pool.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND type <> $2`,
+		id, chargenet.EventWebhookPing))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, eventNotFound(id)
+	}
+	if err != nil {
+		return nil, s.wrap("event", err)
+	}
+	return &ev, nil
 }
 
-// SendTestEvent implements chargenet.EventLog.
+// lockWebhook locks owner's webhook id in tx with strength (a row-level lock clause)
+// and returns webhookNotFound when there is none.
+func lockWebhook(ctx context.Context, tx pgx.Tx, owner, id, strength string) error {
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM webhooks WHERE id = $1 AND owner = $2 `+strength, id, owner).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return webhookNotFound(id)
+	}
+	return err
+}
+
+// SendTestEvent stores ev and queues it, due now, for owner's webhook webhookID only,
+// in payload version 1.0, in one transaction that notifies the listening replicas, and
+// announces it (chargenet.Announcer). An ErrNotFound *chargenet.Error (Param
+// "webhookId") when owner has no such webhook; other errors are wrapped driver errors,
+// wrapping chargenet.ErrUnavailable if the database cannot be reached. Nothing is
+// written when an error is returned.
 func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev chargenet.Event, now time.Time) error {
-	return errNotBuilt
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockWebhook(ctx, tx, owner, webhookID, `FOR KEY SHARE`); err != nil {
+			return err
+		}
+		tp := ev.TraceParent
+		if tp == "" {
+			tp = chargenet.TraceParent(ctx)
+		}
+		if _, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), tp); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES ($1, $2, $3, $4)`,
+			ev.ID, webhookID, "1.0", stamp(now)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, notifyQuery)
+		return err
+	})
+	if err != nil {
+		return s.wrap("send test event", err)
+	}
+	s.Announce()
+	return nil
 }
 
-// ReplayEvents implements chargenet.EventLog.
+// ReplayEvents queues the logged events r selects again for owner's webhook (see
+// chargenet.EventLog), due now, in log order, in one transaction: only events of types
+// the webhook subscribes to, each in its subscription's version, and none that is
+// pending for the webhook already. The webhook's row is locked (FOR NO KEY UPDATE), so
+// replays of one webhook take turns and never queue an event twice; the events are
+// locked FOR KEY SHARE, so that a pruner skips them. It returns how many it queued;
+// when there are any the transaction notifies the listening replicas and the store
+// announces them. An ErrNotFound *chargenet.Error (Param "webhookId") when owner has no
+// such webhook; other errors are wrapped driver errors, wrapping
+// chargenet.ErrUnavailable if the database cannot be reached.
 func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r chargenet.Replay, now time.Time) (int, error) {
-	return 0, errNotBuilt
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockWebhook(ctx, tx, owner, webhookID, `FOR NO KEY UPDATE`); err != nil {
+			return err
+		}
+		args := []any{stamp(now), webhookID, chargenet.EventWebhookPing}
+		q := `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
+			`SELECT e.id, w.webhook_id, w.api_version, $1 FROM events e JOIN webhook_event_types w ` +
+			`ON w.type = e.type AND w.webhook_id = $2 WHERE e.type <> $3`
+		if !r.Since.IsZero() {
+			args = append(args, stamp(r.Since))
+			q += ` AND e.occurred_at >= $` + strconv.Itoa(len(args))
+		}
+		if !r.Until.IsZero() {
+			args = append(args, stamp(r.Until))
+			q += ` AND e.occurred_at < $` + strconv.Itoa(len(args))
+		}
+		if len(r.Types) > 0 {
+			args = append(args, r.Types)
+			q += ` AND e.type = ANY($` + strconv.Itoa(len(args)) + `::text[])`
+		}
+		q += ` AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id AND o.webhook_id = w.webhook_id) ` +
+			`ORDER BY e.xid, e.seq FOR KEY SHARE OF e`
+		tag, err := tx.Exec(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if n = tag.RowsAffected(); n > 0 {
+			_, err = tx.Exec(ctx, notifyQuery)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, s.wrap("replay events", err)
+	}
+	if n > 0 {
+		s.Announce()
+	}
+	return int(n), nil
 }
 
-// PruneEvents implements chargenet.EventLog.
+// PruneEvents removes, in one transaction, at most limit of each (see
+// chargenet.EventLog): pending deliveries of events older than before, each recorded as
+// an OutcomeExpired attempt (made now, numbered after the delivery's attempts), whether
+// or not its webhook is enabled; attempts made before before; and events older than
+// before that no delivery still needs. Rows another transaction holds locked (a
+// dispatcher's claim, a replay, another replica's prune) are skipped, so replicas prune
+// at once without waiting for each other. Errors are wrapped driver errors, wrapping
+// chargenet.ErrUnavailable if the database cannot be reached; then nothing is removed.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (chargenet.Pruned, error) {
-	return chargenet.Pruned{}, errNotBuilt
+	var p chargenet.Pruned
+	if limit <= 0 {
+		return p, nil
+	}
+	cut := stamp(before)
+	start := time.Now()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, pruneExpiredQuery, cut, limit, stamp(start), chargenet.OutcomeExpired, expiredError)
+		if err != nil {
+			return err
+		}
+		p.Expired = int(tag.RowsAffected())
+		if tag, err = tx.Exec(ctx, pruneAttemptsQuery, cut, limit); err != nil {
+			return err
+		}
+		p.Attempts = int(tag.RowsAffected())
+		if tag, err = tx.Exec(ctx, pruneEventsQuery, cut, limit); err != nil {
+			return err
+		}
+		p.Events = int(tag.RowsAffected())
+		return nil
+	})
+	if err != nil {
+		return chargenet.Pruned{}, s.wrap("prune events", err)
+	}
+	if p != (chargenet.Pruned{}) {
+		s.Committed("prune_events", start, p.Events+p.Attempts+p.Expired)
+	}
+	return p, nil
 }

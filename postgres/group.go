@@ -31,7 +31,6 @@ const (
 	// locks are held (a statement of its own: a snapshot taken after the locks).
 	groupConnectorsQuery = `SELECT ` + connectorColumns + `, status_at FROM connectors ` +
 		`WHERE evse_uid IN (SELECT uid FROM evses WHERE ` + groupRows + `) ORDER BY evse_uid, id`
-	groupSubscribedQuery = `SELECT DISTINCT type FROM webhook_event_types WHERE type = ANY($1::text[])`
 
 	// groupEVSEWrite writes the changed EVSEs of a group in one statement.
 	groupEVSEWrite = `UPDATE evses e SET status = u.status, status_at = u.status_at, version = u.version, ` +
@@ -55,9 +54,20 @@ const (
 		`$8::float8[], $9::text[], $10::text[], $11::text[], $12::timestamptz[]) ` +
 		`AS u(evse_uid, id, f, standard, format, power, amperage, voltage, code, info, vendor, status_at) ` +
 		`WHERE c.evse_uid = u.evse_uid AND c.id = u.id`
-	// groupFanOutQuery is fanOutQuery for an event inserted in the same batch: it queues
-	// nothing if the event was not stored (no subscriber when it was inserted).
-	groupFanOutQuery = fanOutQuery + ` AND EXISTS (SELECT 1 FROM events WHERE id = $1::text)`
+	// groupEventsInsert stores the events of a group in one statement, in their order
+	// (so their seq numbers follow it).
+	groupEventsInsert = `INSERT INTO events (id, type, occurred_at, data, traceparent) ` +
+		`SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])`
+	// groupFanOut queues the events of a group ($1 ids, $2 times, $3 types) for every
+	// webhook subscribed to their types, in one statement, event by event.
+	groupFanOut = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
+		`SELECT u.id, w.webhook_id, w.api_version, u.at ` +
+		`FROM unnest($1::text[], $2::timestamptz[], $3::text[]) WITH ORDINALITY AS u(id, at, type, n) ` +
+		`JOIN webhook_event_types w ON w.type = u.type ORDER BY u.n, w.webhook_id`
+	// groupNotifyQuery notifies deliveriesChannel when the events of a group (ids $1)
+	// queued a delivery.
+	groupNotifyQuery = `SELECT pg_notify('` + deliveriesChannel + `', '') ` +
+		`WHERE EXISTS (SELECT 1 FROM outbox WHERE event_id = ANY($1::text[]))`
 )
 
 // groupStore is the store as internal/groupcommit sees it.
@@ -70,7 +80,7 @@ func (g groupStore) Committed(op string, start time.Time, writes int) {
 }
 
 // Begin acquires a connection and sends, in one round trip, BEGIN, the lock of the
-// group's EVSE rows, their read and the subscription check.
+// group's EVSE rows and their read.
 func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcommit.Tx, *groupcommit.Loaded, error) {
 	conn, err := g.s.pool.Acquire(ctx)
 	if err != nil {
@@ -84,7 +94,7 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 	if boxes == nil {
 		boxes = []int64{}
 	}
-	loaded := &groupcommit.Loaded{Subscribed: map[string]bool{}}
+	loaded := &groupcommit.Loaded{}
 	var b pgx.Batch
 	b.Queue(`BEGIN`)
 	b.Queue(groupLockQuery, uids, boxes).Query(func(rows pgx.Rows) error {
@@ -94,16 +104,6 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 	})
 	b.Queue(groupConnectorsQuery, uids, boxes).Query(func(rows pgx.Rows) error {
 		return scanGroupConnectors(rows, loaded.EVSEs)
-	})
-	b.Queue(groupSubscribedQuery, load.EventTypes).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var t string
-			if err := rows.Scan(&t); err != nil {
-				return err
-			}
-			loaded.Subscribed[t] = true
-		}
-		return rows.Err()
 	})
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		tx.Rollback()
@@ -164,7 +164,8 @@ type groupTx struct {
 }
 
 // Commit sends, in one round trip, the writes of the changed EVSEs and connectors (one
-// statement each), the events and COMMIT.
+// statement each), the events and their fan-out (one statement each), the notification
+// of the listening replicas when a delivery was queued, and COMMIT.
 func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, events []chargenet.Event) (bool, error) {
 	var b pgx.Batch
 	if len(changes) > 0 {
@@ -190,13 +191,18 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 		}
 	}
 	queued := false
-	for _, ev := range events {
-		at := stamp(ev.Time)
-		b.Queue(insertEventQuery, ev.ID, ev.Type, at, string(ev.Data), ev.TraceParent)
-		b.Queue(groupFanOutQuery, ev.ID, at, ev.Type).Exec(func(tag pgconn.CommandTag) error {
-			queued = queued || tag.RowsAffected() > 0
+	if n := len(events); n > 0 {
+		ids, types, data, tps := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		ats := make([]time.Time, n)
+		for i, ev := range events {
+			ids[i], types[i], ats[i], data[i], tps[i] = ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), ev.TraceParent
+		}
+		b.Queue(groupEventsInsert, ids, types, ats, data, tps)
+		b.Queue(groupFanOut, ids, ats, types).Exec(func(tag pgconn.CommandTag) error {
+			queued = tag.RowsAffected() > 0
 			return nil
 		})
+		b.Queue(groupNotifyQuery, ids)
 	}
 	b.Queue(`COMMIT`)
 	err := t.conn.SendBatch(ctx, &b).Close()

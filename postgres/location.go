@@ -12,17 +12,25 @@ import (
 // selectLocations selects locations with the uids of their EVSEs (REMOVED ones
 // included), gathered in the same statement (an index-only scan of evses_location_uid
 // per location), so in one snapshot.
-const selectLocations = `SELECT l.id, l.name, l.address, l.city, l.postal_code, l.country, l.latitude, l.longitude, ` +
+const selectLocations = selectLocationColumns + ` FROM locations l`
+
+// selectLocationColumns is selectLocations without its FROM clause.
+const selectLocationColumns = `SELECT l.id, l.name, l.address, l.city, l.postal_code, l.country, l.latitude, l.longitude, ` +
 	`l.time_zone, l.last_updated, l.deleted_at, ` +
-	`ARRAY(SELECT e.uid FROM evses e WHERE e.location_id = l.id ORDER BY e.uid) ` +
-	`FROM locations l`
+	`ARRAY(SELECT e.uid FROM evses e WHERE e.location_id = l.id ORDER BY e.uid)`
 
 // scanLocation reads one row of selectLocations.
 func scanLocation(row pgx.CollectableRow) (chargenet.Location, error) {
+	return scanLocationWith(row)
+}
+
+// scanLocationWith reads one row of selectLocationColumns followed by the columns
+// scanned into extra.
+func scanLocationWith(row pgx.CollectableRow, extra ...any) (chargenet.Location, error) {
 	var l chargenet.Location
 	var deleted pgtype.Timestamptz
-	err := row.Scan(&l.ID, &l.Name, &l.Address, &l.City, &l.PostalCode, &l.Country, &l.Latitude, &l.Longitude,
-		&l.TimeZone, &l.LastUpdated, &deleted, &l.EvseUIDs)
+	err := row.Scan(append([]any{&l.ID, &l.Name, &l.Address, &l.City, &l.PostalCode, &l.Country, &l.Latitude, &l.Longitude,
+		&l.TimeZone, &l.LastUpdated, &deleted, &l.EvseUIDs}, extra...)...)
 	l.LastUpdated = l.LastUpdated.UTC()
 	if deleted.Valid {
 		at := deleted.Time.UTC()

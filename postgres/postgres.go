@@ -31,6 +31,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chargenet/chargenet"
@@ -169,6 +171,14 @@ type Store struct {
 	// Reads gathered into one round trip (see readGroup).
 	evseDocs     *readGroup[int64, storedEVSEDoc]
 	locationDocs *readGroup[chargenet.Seek[string], []chargenet.LocationDoc]
+
+	// The listener of deliveriesChannel (see OnEvents), started once.
+	listenOnce sync.Once
+	stopListen context.CancelFunc
+	listened   chan struct{} // closed when the listener has returned
+	listening  atomic.Bool   // the listener's connection listens
+	pids       sync.Map      // uint32 backend process ids of the pool's connections
+	closeOnce  sync.Once
 }
 
 var (
@@ -190,11 +200,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err := opts.apply(cfg); err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
+	s := &Store{}
+	s.trackPIDs(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, wrapError("open", err)
 	}
-	s := &Store{pool: pool}
+	s.pool = pool
 	if err := s.Migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -214,6 +226,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // of the store's methods fail with chargenet.ErrUnavailable. Calling Close again does
 // nothing. It returns nil.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.listenOnce.Do(func() {}) // no listener starts after Close
+		if s.stopListen != nil {
+			s.stopListen()
+			<-s.listened
+		}
+	})
 	s.group.Close()
 	s.evseDocs.close()
 	s.locationDocs.close()

@@ -15,11 +15,13 @@ const (
 	webhookColumns = `id, owner, url, description, enabled, disabled_reason, secret, previous_secret, ` +
 		`previous_secret_until, created_at, updated_at`
 
-	// insertEventQuery stores an event only when a webhook subscribes to its type; its
-	// parameters are id, type, time, data and traceparent.
+	// insertEventQuery stores an event in the log (its xid and seq are the columns'
+	// defaults); its parameters are id, type, time, data and traceparent.
 	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data, traceparent) ` +
-		`SELECT $1::text, $2::text, $3::timestamptz, $4::text, $5::text ` +
-		`WHERE EXISTS (SELECT 1 FROM webhook_event_types WHERE type = $2::text)`
+		`VALUES ($1::text, $2::text, $3::timestamptz, $4::text, $5::text)`
+	// notifyQuery wakes the dispatchers of every replica (see listen.go) when the
+	// transaction that runs it commits.
+	notifyQuery = `SELECT pg_notify('` + deliveriesChannel + `', '')`
 	// fanOutQuery queues an event for every webhook subscribed to its type; its
 	// parameters are the event id, the due time and the type.
 	fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
@@ -64,11 +66,11 @@ func webhookNotFound(id string) error {
 	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "webhookId", "webhook with webhookId %s not found", id)
 }
 
-// recordEvents writes events to the outbox in the caller's transaction tx: each event
-// is stored only when some webhook subscribes to its type, and then queued, due at the
-// event's time, for every subscribed webhook. It reports whether any was queued: the
-// caller announces them (chargenet.Announcer) once the transaction is committed.
-// Errors are the driver's, unwrapped.
+// recordEvents writes events to the log in the caller's transaction tx, each queued,
+// due at the event's time, for every webhook subscribed to its type. When it queued a
+// delivery it also notifies deliveriesChannel (delivered to the listening replicas
+// at commit) and reports it: the caller announces them (chargenet.Announcer) once the
+// transaction is committed. Errors are the driver's, unwrapped.
 func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (queued bool, err error) {
 	for _, ev := range events {
 		at := stamp(ev.Time)
@@ -76,17 +78,19 @@ func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (qu
 		if tp == "" {
 			tp = chargenet.TraceParent(ctx)
 		}
-		tag, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, at, string(ev.Data), tp)
+		if _, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, at, string(ev.Data), tp); err != nil {
+			return false, err
+		}
+		tag, err := tx.Exec(ctx, fanOutQuery, ev.ID, at, ev.Type)
 		if err != nil {
 			return false, err
 		}
-		if tag.RowsAffected() == 0 {
-			continue // no subscriber: nothing to deliver
-		}
-		if _, err := tx.Exec(ctx, fanOutQuery, ev.ID, at, ev.Type); err != nil {
+		queued = queued || tag.RowsAffected() > 0
+	}
+	if queued {
+		if _, err := tx.Exec(ctx, notifyQuery); err != nil {
 			return false, err
 		}
-		queued = true
 	}
 	return queued, nil
 }
@@ -344,10 +348,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, owner, id string) error {
 		if tag.RowsAffected() == 0 {
 			return webhookNotFound(id)
 		}
-		// Its pending deliveries went with it: drop the events no delivery waits for
-		// (also any an earlier race between two recorders left behind).
-		_, err = tx.Exec(ctx, `DELETE FROM events e WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id)`)
-		return err
+		return nil // its events stay in the log for the retention window
 	})
 	return s.wrap("delete webhook", err)
 }
@@ -499,11 +500,8 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 		}
 	}
 	if a.NextAttemptAt == nil {
-		if _, err = tx.Exec(ctx, `DELETE FROM outbox WHERE id = $1`, d.ID); err != nil {
-			return err
-		}
-		// An event is kept while a delivery of it is pending; the attempts keep its id.
-		_, err = tx.Exec(ctx, `DELETE FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM outbox WHERE event_id = $1)`, d.Event.ID)
+		// The event stays in the log for the retention window (PruneEvents).
+		_, err = tx.Exec(ctx, `DELETE FROM outbox WHERE id = $1`, d.ID)
 	} else {
 		_, err = tx.Exec(ctx, `UPDATE outbox SET next_attempt_at = $1, leased_until = NULL WHERE id = $2`, next, d.ID)
 	}

@@ -19,6 +19,7 @@ targets=(
 	"./server:FuzzStatusNotification"
 	"./server:FuzzWebhookCreate"
 	"./server:FuzzInventoryWrite"
+	"./server:FuzzWebhookTools"
 )
 summary=()
 # corpus_files lists the inputs saved for a target (a finding writes a new one).

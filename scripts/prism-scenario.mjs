@@ -280,6 +280,73 @@ async function lifecycle() {
   if (w1.body?.id) await call("delete the webhook", { op: "deleteWebhook", method: "DELETE", path: `/emsp/v1/webhooks/${w1.body.id}`, status: 204 });
 }
 
+
+/** sync covers the change lists, the event log, and the webhook test and replay. */
+async function sync() {
+  const L = LENIENT;
+  const since = new Date(Date.now() - 3_600_000).toISOString();
+  const q = (params) => new URLSearchParams(params).toString();
+  console.log("change lists: updated_since, resume_cursor, refusals");
+  for (const [op, path] of [["listEvses", "/v2/evses"], ["listLocations", "/v1/locations"]]) {
+    const first = await call(`${path} changes since`, { op, path: `${path}?${q({ updated_since: since, limit: 3 })}`, status: 200 });
+    const pg = first.body?.pagination ?? {};
+    if (typeof pg.resume_cursor !== "string" || pg.previous_cursor !== null) fail(`${path} changes since`, `pagination ${JSON.stringify(pg)}: want resume_cursor and no previous_cursor`);
+    else passed++;
+    if (pg.next_cursor) {
+      await call(`${path} changes, next page`, { op, path: `${path}?${q({ updated_since: since, limit: 3, cursor: pg.next_cursor })}`, status: 200 });
+      await call(`${path} change cursor with another updated_since`, { op, path: `${path}?${q({ updated_since: new Date().toISOString(), cursor: pg.next_cursor })}`,
+        status: 400, code: "invalid_cursor", param: "cursor" });
+      await call(`${path} change cursor without updated_since`, { op, path: `${path}?${q({ cursor: pg.next_cursor })}`, status: 400, code: "invalid_cursor", param: "cursor" });
+    } else fail(`${path} changes since`, "no next_cursor to reuse (the scenario's changes should fill more than one page)");
+    await call(`${path} updated_since not a time`, { via: L, op, path: `${path}?updated_since=yesterday`, status: 400, code: "invalid_parameter", param: "updated_since" });
+  }
+
+  console.log("the event log");
+  const log = await call("list events", { op: "listEvents", path: `/emsp/v1/events?${q({ since, limit: 5 })}`, status: 200 });
+  const first = log.body?.data?.[0];
+  if (!first) fail("list events", "the log is empty after the scenario's changes");
+  if (log.body?.pagination?.next_cursor) {
+    await call("events, next page", { op: "listEvents", path: `/emsp/v1/events?${q({ since, limit: 5, cursor: log.body.pagination.next_cursor })}`, status: 200 });
+    await call("event cursor with another type", { op: "listEvents", path: `/emsp/v1/events?${q({ since, type: "evse.created", cursor: log.body.pagination.next_cursor })}`,
+      status: 400, code: "invalid_cursor", param: "cursor" });
+  }
+  await call("events of two types in 1.0", { op: "listEvents", path: "/emsp/v1/events?type=evse.status.changed&type=evse.removed&api_version=1.0", status: 200 });
+  await call("events of type webhook.ping", { op: "listEvents", path: "/emsp/v1/events?type=webhook.ping", status: 400, code: "invalid_parameter", param: "type" });
+  await call("events of an unknown type", { op: "listEvents", path: "/emsp/v1/events?type=evse.exploded", status: 400, code: "invalid_parameter", param: "type" });
+  await call("events in a version no type has", { op: "listEvents", path: "/emsp/v1/events?api_version=9.9", status: 400, code: "invalid_parameter", param: "api_version" });
+  await call("events since not a time", { via: L, op: "listEvents", path: "/emsp/v1/events?since=monday", status: 400, code: "invalid_parameter", param: "since" });
+  if (first) {
+    await call("read an event", { op: "getEvent", path: `/emsp/v1/events/${first.id}`, status: 200 });
+    await call("read an event in 1.0", { op: "getEvent", path: `/emsp/v1/events/${first.id}?api_version=1.0`, status: 200 });
+  }
+  await call("read an unknown event", { op: "getEvent", path: "/emsp/v1/events/evt_00000000000000000000000000", status: 404, code: "not_found" });
+  await call("read a malformed event id", { via: L, op: "getEvent", path: "/emsp/v1/events/nope", status: 400, code: "invalid_parameter", param: "eventId" });
+
+  console.log("webhooks: test and replay");
+  const created = await call("create webhook for test and replay", { op: "createWebhook", method: "POST", path: "/emsp/v1/webhooks", status: 201,
+    body: { url: "https://partner.example.com/hooks/tools", event_types: [{ type: "evse.status.changed", api_version: "1.0" }, { type: "evse.removed" }] } });
+  const w = `/emsp/v1/webhooks/${created.body?.id ?? "wh_00000000000000000000000000"}`;
+  const ping = await call("test webhook", { op: "testWebhook", method: "POST", path: `${w}/test`, status: 202 });
+  if (!/^evt_/.test(ping.body?.id ?? "")) fail("test webhook", `id ${ping.body?.id}`);
+  await call("read the ping in the log", { op: "getEvent", path: `/emsp/v1/events/${ping.body?.id ?? "evt_00000000000000000000000000"}`, status: 404, code: "not_found" });
+  await call("test an unknown webhook", { op: "testWebhook", method: "POST", path: "/emsp/v1/webhooks/wh_00000000000000000000000000/test", status: 404, code: "not_found", param: "webhookId" });
+  const replay = await call("replay", { op: "replayWebhook", method: "POST", path: `${w}/replay`, body: { since }, status: 202 });
+  if (!(replay.body?.queued >= 1)) fail("replay", `queued ${replay.body?.queued}, want the scenario's status changes`);
+  await call("replay of one type in a window", { op: "replayWebhook", method: "POST", path: `${w}/replay`, status: 202,
+    body: { since, until: new Date(Date.now() + 60_000).toISOString(), types: ["evse.removed"] } });
+  await call("replay with until before since", { op: "replayWebhook", method: "POST", path: `${w}/replay`, status: 400, code: "invalid_body", param: "until",
+    body: { since, until: since } });
+  await call("replay of a type not subscribed", { op: "replayWebhook", method: "POST", path: `${w}/replay`, status: 400, code: "invalid_body", param: "types[0]",
+    body: { since, types: ["location.created"] } });
+  await call("replay without since", { via: L, op: "replayWebhook", method: "POST", path: `${w}/replay`, status: 400, code: "invalid_body", param: "since", body: {} });
+  await call("replay to an unknown webhook", { op: "replayWebhook", method: "POST", path: "/emsp/v1/webhooks/wh_00000000000000000000000000/replay", body: { since },
+    status: 404, code: "not_found", param: "webhookId" });
+  await call("pause the webhook", { op: "updateWebhook", method: "PATCH", path: w, body: { enabled: false }, status: 200 });
+  await call("test a disabled webhook", { op: "testWebhook", method: "POST", path: `${w}/test`, status: 409, code: "webhook_disabled" });
+  await call("replay to a disabled webhook", { op: "replayWebhook", method: "POST", path: `${w}/replay`, body: { since }, status: 409, code: "webhook_disabled" });
+  await call("delete the webhook", { op: "deleteWebhook", method: "DELETE", path: w, status: 204 });
+}
+
 async function main() {
   console.log("pagination walks (strict proxy)");
   const locPages = await walk("listLocations", "/v1/locations", undefined, (l) => l.id, 120);
@@ -335,6 +402,7 @@ async function main() {
   await call("deleted webhook", { op: "getWebhook", path: w, status: 404, code: "not_found", param: "webhookId" });
 
   await lifecycle();
+  await sync();
 
   console.log("cursors the service must refuse (strict proxy: well-formed, so Prism forwards them)");
   await call("forged cursor", { op: "listLocations", path: "/v1/locations?cursor=eyJrIjoiTE9DLTAwMDEifQ.c2lnbmF0dXJl", status: 400, code: "invalid_cursor", param: "cursor" });
@@ -372,6 +440,10 @@ async function main() {
     ["removeEvse", "DELETE", "/v2/evses/1001"],
     ["createConnector", "POST", "/v2/evses/1001/connectors", { standard: "IEC_62196_T2", format: "SOCKET", powerType: "AC_3_PHASE", maxElectricPower: 22, maxAmperage: 32, maxVoltage: 400 }],
     ["deleteConnector", "DELETE", "/v2/evses/1001/connectors/1"],
+    ["listEvents", "GET", "/emsp/v1/events"],
+    ["getEvent", "GET", "/emsp/v1/events/evt_00000000000000000000000000"],
+    ["testWebhook", "POST", "/emsp/v1/webhooks/wh_00000000000000000000000000/test"],
+    ["replayWebhook", "POST", "/emsp/v1/webhooks/wh_00000000000000000000000000/replay", { since: "2026-11-22T00:00:00Z" }],
   ]) {
     await call(`unknown key`, { op, method, path, body, auth: bad, status: 403, code: "unauthorized", param: "Authorization" });
   }

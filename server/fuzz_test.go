@@ -227,18 +227,23 @@ func FuzzWebhookCreate(f *testing.F) {
 	})
 }
 
-// FuzzListQuery sends arbitrary query strings to both list endpoints.
+// FuzzListQuery sends arbitrary query strings to both list endpoints (plain and change
+// lists) and to the event log.
 func FuzzListQuery(f *testing.F) {
 	v := newFuzzEnv(f)
 	for _, q := range []string{
 		"", "limit=1", "limit=100", "limit=0", "limit=101", "limit=-1", "limit=abc", "limit=1.5",
 		"limit=25&limit=26", "cursor=", "cursor=abc", "cursor=%00", "limit=10&cursor=eyJ4IjoxfQ.AAAA",
 		"limit=99999999999999999999", "other=1", "cursor[]=1", "%zz",
+		"updated_since=2026-11-22T00:00:00Z", "updated_since=2026-11-22T00:00:00Z&limit=1", "updated_since=2026-11-22T00:00:00%2B01:00",
+		"updated_since=2026-11-22T00:00:00+01:00", "updated_since=", "updated_since=0000-01-01T00:00:00Z&cursor=abc",
+		"type=evse.created&type=evse.removed", "type=webhook.ping", "type=", "api_version=1.0", "api_version=1.1&type=evse.status.changed",
+		"api_version=9.9", "since=2026-11-22T00:00:00Z&limit=3", "since=yesterday",
 	} {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
-		for _, path := range []string{"/v1/locations", "/v2/evses"} {
+		for _, path := range []string{"/v1/locations", "/v2/evses", "/emsp/v1/events"} {
 			req := httptest.NewRequest(http.MethodGet, path, nil)
 			req.URL.RawQuery = query
 			req.Header.Set("Authorization", "Bearer "+devKey)
@@ -246,6 +251,72 @@ func FuzzListQuery(f *testing.F) {
 			if rec.Code != http.StatusOK && rec.Code != http.StatusBadRequest {
 				t.Fatalf("GET %s?%s answered %d, want 200 or 400", path, query, rec.Code)
 			}
+		}
+	})
+}
+
+// FuzzWebhookTools sends arbitrary replay bodies, and tests, to an enabled webhook of
+// the caller, to an unknown one and to a malformed id: never a 5xx, a refusal changes
+// nothing, and an accepted replay had until after since.
+func FuzzWebhookTools(f *testing.F) {
+	v := newFuzzEnv(f)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	w := &chargenet.Webhook{ID: chargenet.NewID("wh_", now), Owner: "env", URL: "https://emsp.example.com/hooks",
+		Subscriptions: []chargenet.Subscription{{Type: chargenet.EventStatusChanged, APIVersion: "1.0"}, {Type: chargenet.EventEVSERemoved, APIVersion: "1.0"}},
+		Enabled:       true, Secret: chargenet.NewWebhookSecret(), CreatedAt: now, UpdatedAt: now}
+	if err := v.store.CreateWebhook(context.Background(), w, nil); err != nil {
+		f.Fatal(err)
+	}
+	v.state = v.snapshot(f)
+	for _, seed := range []struct {
+		target uint8
+		test   bool
+		body   string
+	}{
+		{0, false, `{"since": "2026-11-22T00:00:00Z"}`},
+		{0, false, `{"since": "2026-11-22T00:00:00Z", "until": "2026-11-23T00:00:00Z", "types": ["evse.removed"]}`},
+		{0, false, `{"since": "2026-11-22T00:00:00Z", "until": "2026-11-22T00:00:00Z"}`},
+		{0, false, `{"since": "2026-11-22T00:00:00Z", "types": ["location.created"]}`},
+		{0, false, `{"since": "2026-11-22T00:00:00Z", "types": []}`},
+		{0, false, `{"since": "2026-11-22T00:00:00+14:00", "until": "2026-11-21T23:00:00-12:00"}`},
+		{0, false, `{"until": "2026-11-22T00:00:00Z"}`},
+		{1, false, `{"since": "2026-11-22T00:00:00Z"}`},
+		{2, false, `{"since": "2026-11-22T00:00:00Z"}`},
+		{0, true, ``},
+		{1, true, ``},
+	} {
+		f.Add(seed.target, seed.test, []byte(seed.body))
+	}
+	f.Fuzz(func(t *testing.T, target uint8, test bool, body []byte) {
+		id := []string{w.ID, "wh_00000000000000000000000000", "wh_%00"}[int(target)%3]
+		path := "/emsp/v1/webhooks/" + id + "/replay"
+		if test {
+			path = "/emsp/v1/webhooks/" + id + "/test"
+		}
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+devKey)
+		if len(body) > 0 {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		rec := v.serve(t, req)
+		if rec.Code != http.StatusAccepted {
+			return
+		}
+		if id != w.ID {
+			t.Fatalf("POST %s accepted for a webhook that is not the caller's", path)
+		}
+		if test {
+			return
+		}
+		var r struct {
+			Since time.Time  `json:"since"`
+			Until *time.Time `json:"until"`
+		}
+		if err := json.Unmarshal(body, &r); err != nil {
+			t.Fatalf("accepted a replay body that is not JSON: %q", body)
+		}
+		if r.Until != nil && !r.Until.After(r.Since) {
+			t.Fatalf("accepted a replay with until %s not after since %s", r.Until, r.Since)
 		}
 	})
 }

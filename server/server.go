@@ -246,8 +246,12 @@ func (s *Server) ListEventTypes(context.Context, gen.ListEventTypesRequestObject
 }
 
 // ListLocations answers GET /v1/locations with one page: from the stored JSON of each
-// location when the store keeps it (chargenet.LocationDocs), else by encoding them.
+// location when the store keeps it (chargenet.LocationDocs), else by encoding them. With
+// updated_since it answers the change list instead.
 func (s *Server) ListLocations(ctx context.Context, req gen.ListLocationsRequestObject) (gen.ListLocationsResponseObject, error) {
+	if req.Params.UpdatedSince != nil {
+		return s.listLocationChanges(ctx, req)
+	}
 	if docs, ok := s.store.(chargenet.LocationDocs); ok {
 		page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListLocations, deref(req.Params.Cursor), limit(req.Params.Limit),
 			docs.ListLocationDocs, func(d *chargenet.LocationDoc) string { return d.ID })
@@ -277,8 +281,12 @@ func (s *Server) GetLocation(ctx context.Context, req gen.GetLocationRequestObje
 	return gen.GetLocation200JSONResponse{Body: LocationToAPI(l)}, nil
 }
 
-// ListEvses answers GET /v2/evses with one page.
+// ListEvses answers GET /v2/evses with one page; with updated_since, one page of the
+// change list.
 func (s *Server) ListEvses(ctx context.Context, req gen.ListEvsesRequestObject) (gen.ListEvsesResponseObject, error) {
+	if req.Params.UpdatedSince != nil {
+		return s.listEVSEChanges(ctx, req)
+	}
 	page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListEVSEs, deref(req.Params.Cursor), limit(req.Params.Limit),
 		s.store.ListEVSEs, func(e *chargenet.EVSE) int64 { return e.UID })
 	if err != nil {

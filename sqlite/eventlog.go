@@ -2,36 +2,261 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"time"
 
 	"github.com/chargenet/chargenet"
 )
 
-// errNotBuilt is returned by the event log operations not written yet.
-var errNotBuilt = errors.New("sqlite: not implemented yet")
+// eventColumns are the columns of a logged event, as scanEvent reads them.
+const eventColumns = `seq, id, type, occurred_at, data, traceparent`
 
-// ListEvents implements chargenet.EventLog.
+// expiredError is the error recorded with an OutcomeExpired attempt.
+const expiredError = "the event left the retention window before it could be delivered"
+
+// scanEvent reads the eventColumns of one row.
+func scanEvent(row interface{ Scan(...any) error }) (chargenet.Event, error) {
+	var (
+		ev       chargenet.Event
+		at, data string
+	)
+	if err := row.Scan(&ev.Seq, &ev.ID, &ev.Type, &at, &data, &ev.TraceParent); err != nil {
+		return ev, err
+	}
+	ev.Pos = uint64(ev.Seq)
+	ev.Data = []byte(data)
+	var err error
+	ev.Time, err = parseTime(at)
+	return ev, err
+}
+
+// typeIn returns the condition "column IN (types)" and its arguments; "" for no types.
+func typeIn(column string, types []string) (string, []any) {
+	if len(types) == 0 {
+		return "", nil
+	}
+	args := make([]any, len(types))
+	for i, t := range types {
+		args[i] = t
+	}
+	return " AND " + column + " IN (" + placeholders(len(types)) + ")", args
+}
+
+// ListEvents reads one slice of the event log in seq order (see chargenet.EventLog),
+// in one statement: the events of types (all but webhook.ping when types is empty;
+// webhook.ping never) whose time is at or after seek.Since, after (seek.Pos, seek.Key)
+// when seek.HasPos. An event's Pos is its Seq: one writer commits at a time, and each
+// event takes the next number in its transaction, so numbers follow commit order. The
+// result is empty, not nil, past the end. Errors are wrapped driver errors.
 func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64], types []string) ([]chargenet.Event, error) {
-	return nil, errNotBuilt
+	out := []chargenet.Event{}
+	if seek.Limit <= 0 {
+		return out, nil
+	}
+	q := `SELECT ` + eventColumns + ` FROM events WHERE type <> ?`
+	args := []any{chargenet.EventWebhookPing}
+	cond, targs := typeIn("type", types)
+	q, args = q+cond, append(args, targs...)
+	if !seek.Since.IsZero() {
+		q, args = q+` AND occurred_at >= ?`, append(args, formatTime(seek.Since))
+	}
+	if seek.HasPos {
+		// After (Pos, Key) in (seq, seq) order.
+		if pos := int64(seek.Pos); pos > seek.Key {
+			q, args = q+` AND seq >= ?`, append(args, pos)
+		} else {
+			q, args = q+` AND seq > ?`, append(args, pos)
+		}
+	}
+	q, args = q+` ORDER BY seq LIMIT ?`, append(args, seek.Limit)
+	rows, err := s.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, wrap("list events", err)
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		ev, err := scanEvent(rows)
+		if err != nil {
+			return nil, wrap("list events", err)
+		}
+		out = append(out, ev)
+	}
+	return out, wrap("list events", rows.Err())
 }
 
-// Event implements chargenet.EventLog.
+func eventNotFound(id string) error {
+	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "eventId", "event with eventId %s not found", id)
+}
+
+// Event returns the logged event with this id, its Pos and Seq set. An ErrNotFound
+// *chargenet.Error (Param "eventId") when there is none or it is a webhook.ping; other
+// errors are wrapped driver errors.
 func (s *Store) Event(ctx context.Context, id string) (*chargenet.Event, error) {
-	return nil, errNotBuilt
+	ev, err := scanEvent(s.read.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ? AND type <> ?`,
+		id, chargenet.EventWebhookPing))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, eventNotFound(id)
+	}
+	if err != nil {
+		return nil, wrap("event", err)
+	}
+	return &ev, nil
 }
 
-// SendTestEvent implements chargenet.EventLog.
+// ownedWebhook returns webhookNotFound unless owner has a webhook with this id.
+func ownedWebhook(ctx context.Context, tx *sql.Tx, owner, id string) error {
+	var exists bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND owner = ?)`, id, owner).
+		Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		return webhookNotFound(id)
+	}
+	return nil
+}
+
+// SendTestEvent stores ev and queues it, due now, for owner's webhook webhookID only,
+// in payload version 1.0, in one transaction, and announces it (chargenet.Announcer).
+// An ErrNotFound *chargenet.Error (Param "webhookId") when owner has no such webhook;
+// other errors are wrapped driver errors. Nothing is written when an error is returned.
 func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev chargenet.Event, now time.Time) error {
-	return errNotBuilt
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := ownedWebhook(ctx, tx, owner, webhookID); err != nil {
+			return err
+		}
+		tp := ev.TraceParent
+		if tp == "" {
+			tp = chargenet.TraceParent(ctx)
+		}
+		if _, err := tx.StmtContext(ctx, s.insertEvents[len(insertBatches)-1]).ExecContext(ctx, ev.ID, ev.Type,
+			formatTime(ev.Time), string(ev.Data), tp); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES (?, ?, ?, ?)`,
+			ev.ID, webhookID, "1.0", formatTime(now))
+		return err
+	})
+	if err != nil {
+		return wrap("send test event", err)
+	}
+	s.Announce()
+	return nil
 }
 
-// ReplayEvents implements chargenet.EventLog.
+// ReplayEvents queues the logged events r selects again for owner's webhook (see
+// chargenet.EventLog), due now, in seq order, in one transaction: only events of types
+// the webhook subscribes to, each in its subscription's version, and none that is
+// pending for the webhook already. It returns how many it queued and announces them
+// when there are any. An ErrNotFound *chargenet.Error (Param "webhookId") when owner
+// has no such webhook; other errors are wrapped driver errors.
 func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r chargenet.Replay, now time.Time) (int, error) {
-	return 0, errNotBuilt
+	var n int64
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := ownedWebhook(ctx, tx, owner, webhookID); err != nil {
+			return err
+		}
+		q := `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
+			`SELECT e.id, w.webhook_id, w.api_version, ? FROM events e JOIN webhook_event_types w ` +
+			`ON w.type = e.type AND w.webhook_id = ? WHERE e.type <> ?`
+		args := []any{formatTime(now), webhookID, chargenet.EventWebhookPing}
+		if !r.Since.IsZero() {
+			q, args = q+` AND e.occurred_at >= ?`, append(args, formatTime(r.Since))
+		}
+		if !r.Until.IsZero() {
+			q, args = q+` AND e.occurred_at < ?`, append(args, formatTime(r.Until))
+		}
+		cond, targs := typeIn("e.type", r.Types)
+		q, args = q+cond, append(args, targs...)
+		q += ` AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id AND o.webhook_id = w.webhook_id) ORDER BY e.seq`
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, wrap("replay events", err)
+	}
+	if n > 0 {
+		s.Announce()
+	}
+	return int(n), nil
 }
 
-// PruneEvents implements chargenet.EventLog.
+// PruneEvents removes, in one write transaction, at most limit of each (see
+// chargenet.EventLog): pending deliveries of events older than before, each recorded as
+// an OutcomeExpired attempt (made now, numbered after the delivery's attempts), whether
+// or not its webhook is enabled; attempts made before before; and events older than
+// before that no delivery still needs (their seq numbers are never given again:
+// AUTOINCREMENT). Errors are wrapped driver errors; then nothing is removed.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (chargenet.Pruned, error) {
-	return chargenet.Pruned{}, errNotBuilt
+	var p chargenet.Pruned
+	if limit <= 0 {
+		return p, nil
+	}
+	cut := formatTime(before)
+	start := time.Now()
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT o.id FROM events e JOIN outbox o ON o.event_id = e.id `+
+			`WHERE e.occurred_at < ? ORDER BY e.occurred_at, o.id LIMIT ?`, cut, limit)
+		if err != nil {
+			return err
+		}
+		var ids []any
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				_ = rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		if len(ids) > 0 {
+			in := `(` + placeholders(len(ids)) + `)`
+			if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (webhook_id, event_id, event_type, attempt, `+
+				`attempted_at, outcome, http_status, error, duration_ms, next_attempt_at) `+
+				`SELECT o.webhook_id, o.event_id, e.type, o.attempts + 1, ?, ?, NULL, ?, 0, NULL `+
+				`FROM outbox o JOIN events e ON e.id = o.event_id WHERE o.id IN `+in+` ORDER BY o.id`,
+				append([]any{formatTime(start), chargenet.OutcomeExpired, expiredError}, ids...)...); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE id IN `+in, ids...); err != nil {
+				return err
+			}
+			p.Expired = len(ids)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM delivery_attempts WHERE id IN (SELECT id FROM delivery_attempts `+
+			`WHERE attempted_at < ? ORDER BY attempted_at LIMIT ?)`, cut, limit)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		p.Attempts = int(n)
+		res, err = tx.ExecContext(ctx, `DELETE FROM events WHERE seq IN (SELECT e.seq FROM events e WHERE e.occurred_at < ? `+
+			`AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id) ORDER BY e.occurred_at LIMIT ?)`, cut, limit)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		p.Events = int(n)
+		return nil
+	})
+	if err != nil {
+		return chargenet.Pruned{}, wrap("prune events", err)
+	}
+	if p != (chargenet.Pruned{}) {
+		s.Committed("prune_events", start, p.Events+p.Attempts+p.Expired)
+	}
+	return p, nil
 }

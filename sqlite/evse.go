@@ -64,11 +64,22 @@ func newEVSERow() *evseRow {
 // scanEVSEs reads EVSE-with-connector rows, grouped by EVSE in the order the rows come,
 // into EVSEs with their connectors. It closes rows.
 func scanEVSEs(rows *sql.Rows, capacity int) ([]chargenet.EVSE, error) {
+	return scanEVSEsAt(rows, capacity, false)
+}
+
+// scanEVSEsAt is scanEVSEs for rows that end with the EVSE's change position (when
+// withPos), which it sets as ChangePos.
+func scanEVSEsAt(rows *sql.Rows, capacity int, withPos bool) ([]chargenet.EVSE, error) {
 	defer func() { _ = rows.Close() }()
 	out := make([]chargenet.EVSE, 0, capacity)
 	r := newEVSERow()
+	dest := r.dest
+	var pos int64
+	if withPos {
+		dest = append(dest[:len(dest):len(dest)], &pos)
+	}
 	for rows.Next() {
-		if err := rows.Scan(r.dest...); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		if len(out) == 0 || out[len(out)-1].UID != r.uid {
@@ -85,6 +96,7 @@ func scanEVSEs(rows *sql.Rows, capacity int) ([]chargenet.EVSE, error) {
 				Connectors:  []chargenet.Connector{},
 				LastUpdated: updated,
 				Version:     r.version,
+				ChangePos:   uint64(pos),
 			})
 		}
 		if !r.connectorID.Valid {

@@ -2,7 +2,13 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 )
 
 // PragmaForTest returns the value of a pragma as the store's write connection and one
@@ -63,4 +69,45 @@ func SetChangeLogKeepForTest(tb testing.TB, n int64) {
 	old := changeLogKeep
 	changeLogKeep = n
 	tb.Cleanup(func() { changeLogKeep = old })
+}
+
+// MigrateBeforeForTest creates the database at path with the embedded migrations whose
+// names sort before before, recorded as Migrate records them, and then runs stmts: a
+// database of an earlier version, for testing the migrations that follow.
+func MigrateBeforeForTest(ctx context.Context, path, before string, stmts ...string) error {
+	db, err := sql.Open("sqlite", "file:"+path+"?"+pragmas(true))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+		return err
+	}
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		base := filepath.Base(name)
+		if base >= before {
+			break
+		}
+		body, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if _, err := db.ExecContext(ctx, string(body)); err != nil {
+			return fmt.Errorf("%s: %w", base, err)
+		}
+		if _, err := db.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES (?, ?)`, base, formatTime(time.Now())); err != nil {
+			return err
+		}
+	}
+	for _, st := range stmts {
+		if _, err := db.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("%s: %w", st, err)
+		}
+	}
+	return nil
 }

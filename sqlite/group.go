@@ -44,7 +44,7 @@ func (g groupStore) Committed(op string, start time.Time, writes int) {
 
 // Begin begins the group's transaction on the writer connection (BEGIN IMMEDIATE: it
 // holds the write lock from here, so what it reads stays true until the commit), and
-// reads the group's EVSEs and whether webhooks take its event types.
+// reads the group's EVSEs.
 func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcommit.Tx, *groupcommit.Loaded, error) {
 	s := g.s
 	tx, err := s.write.BeginTx(ctx, nil)
@@ -55,14 +55,7 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 		_ = tx.Rollback()
 		return nil, nil, err
 	}
-	loaded := &groupcommit.Loaded{Subscribed: map[string]bool{}}
-	for _, t := range load.EventTypes {
-		var on bool
-		if err := tx.StmtContext(ctx, s.subscribed).QueryRowContext(ctx, t).Scan(&on); err != nil {
-			return fail(err)
-		}
-		loaded.Subscribed[t] = on
-	}
+	loaded := &groupcommit.Loaded{}
 	byUID := map[int64]chargenet.EVSE{}
 	boxes := map[int64]bool{}
 	for _, cb := range load.Chargeboxes {

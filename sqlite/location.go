@@ -49,25 +49,33 @@ func scanLocations(rows *sql.Rows, capacity int) ([]chargenet.Location, error) {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		t, err := parseTime(updated)
+		loc, err := locationOf(l, updated, uids, deleted)
 		if err != nil {
 			return nil, err
-		}
-		loc := l
-		loc.LastUpdated = t
-		if loc.EvseUIDs, err = parseUIDs(uids); err != nil {
-			return nil, err
-		}
-		if deleted.Valid {
-			at, err := parseTime(deleted.String)
-			if err != nil {
-				return nil, err
-			}
-			loc.DeletedAt = &at
 		}
 		out = append(out, loc)
 	}
 	return out, rows.Err()
+}
+
+// locationOf returns l with the columns of a location row that need parsing.
+func locationOf(l chargenet.Location, updated string, uids, deleted sql.NullString) (chargenet.Location, error) {
+	t, err := parseTime(updated)
+	if err != nil {
+		return l, err
+	}
+	l.LastUpdated = t
+	if l.EvseUIDs, err = parseUIDs(uids); err != nil {
+		return l, err
+	}
+	if deleted.Valid {
+		at, err := parseTime(deleted.String)
+		if err != nil {
+			return l, err
+		}
+		l.DeletedAt = &at
+	}
+	return l, nil
 }
 
 // parseUIDs reads group_concat's comma-separated uids; NULL is none (an empty slice).

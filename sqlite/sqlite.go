@@ -62,7 +62,8 @@ type Store struct {
 	locations    [2][2]*sql.Stmt // [backward][hasKey]
 	locationDocs [2][2]*sql.Stmt // [backward][hasKey]
 	apiKeyByHash *sql.Stmt
-	changes      *sql.Stmt // cache_pages and cache_changes, for the read cache
+	changes      *sql.Stmt          // cache_pages and cache_changes, for the read cache
+	changeList   [2][2][2]*sql.Stmt // change lists: [locations][hasPos][since]
 
 	// Write statements, prepared on write (its only connection, so a transaction
 	// reuses them through Tx.StmtContext without preparing again).
@@ -77,9 +78,8 @@ type Store struct {
 	revokeAPIKey    *sql.Stmt
 	insertSetting   *sql.Stmt
 	selectSetting   *sql.Stmt
-	insertEvent     *sql.Stmt
+	insertEvents    [len(insertBatches)]*sql.Stmt // by the index of their size in insertBatches
 	fanOut          *sql.Stmt
-	subscribed      *sql.Stmt
 	g               groupStatements
 
 	// cache keeps EVSE and location JSON while the database is unchanged (see
@@ -365,6 +365,12 @@ func (s *Store) prepare(ctx context.Context) error {
 			s.locationDocs[b2i(backward)][b2i(hasKey)] = p(s.read, listLocationDocsQuery(backward, hasKey))
 		}
 	}
+	for _, hasPos := range []bool{false, true} {
+		for _, since := range []bool{false, true} {
+			s.changeList[0][b2i(hasPos)][b2i(since)] = p(s.read, listEVSEChangesQuery(hasPos, since))
+			s.changeList[1][b2i(hasPos)][b2i(since)] = p(s.read, listLocationChangesQuery(hasPos, since))
+		}
+	}
 
 	s.evseForUpdate = p(s.write, evseByUIDQuery)
 	s.setVersion = p(s.write, `UPDATE evses SET version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`)
@@ -379,9 +385,10 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.revokeAPIKey = p(s.write, `UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL`)
 	s.insertSetting = p(s.write, `INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`)
 	s.selectSetting = p(s.write, `SELECT value FROM settings WHERE name = ?`)
-	s.insertEvent = p(s.write, insertEventQuery)
+	for i, n := range insertBatches {
+		s.insertEvents[i] = p(s.write, insertEventsQuery(n))
+	}
 	s.fanOut = p(s.write, fanOutQuery)
-	s.subscribed = p(s.write, `SELECT EXISTS (SELECT 1 FROM webhook_event_types WHERE type = ?)`)
 	s.g = groupStatements{chargeboxEVSEs: p(s.write, chargeboxEVSEsQuery), statusTimes: p(s.write, statusTimesQuery),
 		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery),
 		pruneChanges: p(s.write, pruneChangesQuery)}

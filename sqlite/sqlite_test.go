@@ -430,29 +430,34 @@ func BenchmarkUpdateConnectorSubscribed(b *testing.B) {
 	benchUpdates(b, s, runtime.GOMAXPROCS(0))
 }
 
-// TestEventsKeptWhilePending checks that an event row lives exactly as long as a
-// delivery of it is pending.
-func TestEventsKeptWhilePending(t *testing.T) {
+// TestEventsKeptAfterDelivery checks that every event is stored, with or without a
+// subscriber, and stays in the log when its deliveries settle or its webhook is
+// deleted: only PruneEvents removes it.
+func TestEventsKeptAfterDelivery(t *testing.T) {
 	s := MustOpenDB(t)
 	ctx := t.Context()
 	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
 	now := time.Now()
+	count := func(table string) int {
+		n, err := s.CountForTest(ctx, table)
+		require.NoError(t, err)
+		return n
+	}
+	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(9.0)}, "", now)
+	require.NoError(t, err)
+	assert.Equal(t, 1, count("events"), "stored without a subscriber")
+	assert.Equal(t, 0, count("outbox"))
 	var hooks []string
 	for range 2 {
 		w := storetest.NewWebhook("p", now, chargenet.EventConnectorUpdated)
 		require.NoError(t, s.CreateWebhook(ctx, &w, nil))
 		hooks = append(hooks, w.ID)
 	}
-	count := func(table string) int {
-		n, err := s.CountForTest(ctx, table)
-		require.NoError(t, err)
-		return n
-	}
 	for _, p := range []float64{10, 11} {
 		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", now)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, 2, count("events"))
+	assert.Equal(t, 3, count("events"))
 	assert.Equal(t, 4, count("outbox"))
 	ds, err := s.ClaimDeliveries(ctx, now, 10, time.Minute)
 	require.NoError(t, err)
@@ -463,23 +468,22 @@ func TestEventsKeptWhilePending(t *testing.T) {
 				Attempt: 1, AttemptedAt: now, Outcome: chargenet.OutcomeSucceeded, HTTPStatus: 200}}))
 		}
 	}
-	assert.Equal(t, 2, count("events"), "the other webhook's deliveries are pending")
+	assert.Equal(t, 2, count("outbox"), "the other webhook's deliveries are pending")
 	require.NoError(t, s.DeleteWebhook(ctx, "p", hooks[1]))
 	assert.Equal(t, 0, count("outbox"))
-	assert.Equal(t, 0, count("events"), "no delivery waits for them any more")
+	assert.Equal(t, 3, count("events"), "delivered and dropped deliveries leave their events in the log")
 	attempts, err := s.ListDeliveryAttempts(ctx, "p", hooks[0], chargenet.Seek[int64]{Limit: 10})
 	require.NoError(t, err)
 	assert.Len(t, attempts, 2, "the attempts stay")
-	for _, p := range []float64{12} {
-		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", now)
-		require.NoError(t, err)
-	}
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(12.0)}, "", now)
+	require.NoError(t, err)
 	ds, err = s.ClaimDeliveries(ctx, now, 10, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
 	require.NoError(t, s.RecordAttempts(ctx, chargenet.AttemptRecord{Delivery: &ds[0], Attempt: &chargenet.DeliveryAttempt{
 		Attempt: 1, AttemptedAt: now, Outcome: chargenet.OutcomeFailed, HTTPStatus: 500, Error: "x"}}))
-	assert.Equal(t, 0, count("events"), "given up: the event goes")
+	assert.Equal(t, 0, count("outbox"))
+	assert.Equal(t, 4, count("events"), "given up: the event stays in the log")
 }
 
 // TestLocationDocs checks that the stored JSON of every location is what
@@ -612,4 +616,62 @@ func TestEVSEDocs(t *testing.T) {
 func BenchmarkCreateEVSE(b *testing.B) {
 	s := benchStore(b)
 	storetest.BenchCreateEVSE(b, s)
+}
+
+// TestEventLogMigration upgrades a database of the version before the event log, with
+// events and pending deliveries, to the event log: the events keep their rows in time
+// order, numbered from 1, the deliveries still find them, and new events number after
+// them.
+func TestEventLogMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "old.db")
+	at := func(s int) string {
+		return time.Date(2026, 11, 1, 10, 0, s, 0, time.UTC).Format("2006-01-02T15:04:05.000000000Z")
+	}
+	require.NoError(t, sqlite.MigrateBeforeForTest(ctx, path, "0012",
+		`INSERT INTO webhooks (id, owner, url, enabled, secret, created_at, updated_at) VALUES ('wh_1', 'p', 'https://x.example.com', 1, 's', '`+at(0)+`', '`+at(0)+`')`,
+		`INSERT INTO webhook_event_types (webhook_id, type, api_version) VALUES ('wh_1', 'evse.connector.updated', '1.0')`,
+		`INSERT INTO events (id, type, occurred_at, data) VALUES ('evt_B', 'evse.connector.updated', '`+at(2)+`', '{"uid":2}')`,
+		`INSERT INTO events (id, type, occurred_at, data) VALUES ('evt_A', 'evse.connector.updated', '`+at(1)+`', '{"uid":1}')`,
+		`INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES ('evt_B', 'wh_1', '1.0', '`+at(2)+`')`,
+		`INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES ('evt_A', 'wh_1', '1.0', '`+at(1)+`')`,
+	))
+	s := mustOpen(t, path)
+	ms, err := s.Migrations(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "0012_event_log.sql", ms[len(ms)-1].Name)
+	logged, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+	require.NoError(t, err)
+	require.Len(t, logged, 2)
+	assert.Equal(t, []string{"evt_A", "evt_B"}, []string{logged[0].ID, logged[1].ID}, "numbered in time order")
+	assert.Equal(t, []int64{1, 2}, []int64{logged[0].Seq, logged[1].Seq})
+	n, err := s.CountForTest(ctx, "pragma_foreign_key_check")
+	require.NoError(t, err)
+	assert.Zero(t, n, "the outbox references the new events table")
+	ds, err := s.ClaimDeliveries(ctx, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), 10, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, ds, 2, "the pending deliveries survived")
+	assert.Equal(t, "evt_A", ds[0].Event.ID)
+	assert.JSONEq(t, `{"uid":1}`, string(ds[0].Event.Data))
+	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(7.0)}, "", time.Now())
+	require.NoError(t, err)
+	logged, err = s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+	require.NoError(t, err)
+	require.Len(t, logged, 3)
+	assert.Equal(t, int64(3), logged[2].Seq)
+}
+
+// BenchmarkLocationChanges reads 25-item pages of the change list of
+// storetest.ScaleLocations locations (default 1,000,000, imported first): the first
+// page, one deep in the list, and the first with a recent Since (see
+// storetest.BenchLocationChanges).
+func BenchmarkLocationChanges(b *testing.B) {
+	n := storetest.ScaleLocations(b)
+	s := MustOpenDB(b)
+	at := time.Now().UTC().Truncate(time.Microsecond).Add(-time.Hour)
+	if err := s.Import(b.Context(), storetest.ScaleInventory(n, at)); err != nil {
+		b.Fatal(err)
+	}
+	storetest.BenchLocationChanges(b, s, n, at.Add(-time.Hour), at.Add(time.Minute))
 }

@@ -15,15 +15,25 @@ const (
 	webhookColumns = `id, owner, url, description, enabled, disabled_reason, secret, previous_secret, ` +
 		`previous_secret_until, created_at, updated_at`
 
-	// insertEventQuery stores an event only when a webhook subscribes to its type; its
-	// parameters are id, type, time, data, traceparent and the type again.
-	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data, traceparent) SELECT ?, ?, ?, ?, ? ` +
-		`WHERE EXISTS (SELECT 1 FROM webhook_event_types WHERE type = ?)`
-	// fanOutQuery queues an event for every webhook subscribed to its type; its
-	// parameters are the event id, the due time and the type.
+	// fanOutQuery queues the events with seq above its parameter (those a transaction
+	// just stored) for every webhook subscribed to their types, due at their times, in
+	// log order.
 	fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
-		`SELECT ?, webhook_id, api_version, ? FROM webhook_event_types WHERE type = ?`
+		`SELECT e.id, w.webhook_id, w.api_version, e.occurred_at FROM events e ` +
+		`JOIN webhook_event_types w ON w.type = e.type WHERE e.seq > ? ORDER BY e.seq, w.webhook_id`
 )
+
+// insertEventsQuery stores n events in the log, each taking the next seq (see
+// migration 0012); its parameters are id, type, time, data and traceparent of each.
+func insertEventsQuery(n int) string {
+	return `INSERT INTO events (id, type, occurred_at, data, traceparent) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?), `, n), ", ")
+}
+
+// insertBatches are the sizes of the prepared multi-row inserts of events (see
+// Store.insertEvents): a transaction's events are written in as few statements as
+// their count's binary digits.
+var insertBatches = [...]int{64, 32, 16, 8, 4, 2, 1}
 
 // filteredSeek returns the keyset read of seek over the rows of selectFrom that meet
 // filter (whose parameters are filterArgs), ordered by key, and its arguments.
@@ -50,30 +60,49 @@ func webhookNotFound(id string) error {
 	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "webhookId", "webhook with webhookId %s not found", id)
 }
 
-// recordEvents writes events to the outbox in the caller's transaction, queued for
-// every subscribed webhook. It reports whether any was queued: the caller announces
-// them (chargenet.Announcer) once the transaction is committed.
+// recordEvents writes events to the log in the caller's transaction, each queued for
+// every webhook subscribed to its type. It reports whether any was queued: the caller
+// announces them (chargenet.Announcer) once the transaction is committed.
 func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargenet.Event) (queued bool, err error) {
-	insert, fanOut := tx.StmtContext(ctx, s.insertEvent), tx.StmtContext(ctx, s.fanOut)
-	for _, ev := range events {
-		at := formatTime(ev.Time)
-		tp := ev.TraceParent
-		if tp == "" {
-			tp = chargenet.TraceParent(ctx)
+	if len(events) == 0 {
+		return false, nil
+	}
+	var first int64 // the seq before the first event stored
+	counted := false
+	args := make([]any, 0, 5*insertBatches[0])
+	for rest, i := events, 0; len(rest) > 0; i++ {
+		size := insertBatches[i]
+		if size > len(rest) {
+			continue
 		}
-		res, err := insert.ExecContext(ctx, ev.ID, ev.Type, at, string(ev.Data), tp, ev.Type)
+		args = args[:0]
+		for _, ev := range rest[:size] {
+			tp := ev.TraceParent
+			if tp == "" {
+				tp = chargenet.TraceParent(ctx)
+			}
+			args = append(args, ev.ID, ev.Type, formatTime(ev.Time), string(ev.Data), tp)
+		}
+		res, err := tx.StmtContext(ctx, s.insertEvents[i]).ExecContext(ctx, args...)
 		if err != nil {
 			return false, err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			continue // no subscriber: nothing to deliver
+		if rest = rest[size:]; !counted {
+			last, err := res.LastInsertId()
+			if err != nil {
+				return false, err
+			}
+			first = last - int64(size) // one writer: the statement's rows took consecutive numbers
+			counted = true             // (first is 0 when the log was empty: not a mark)
 		}
-		if _, err := fanOut.ExecContext(ctx, ev.ID, at, ev.Type); err != nil {
-			return false, err
-		}
-		queued = true
+		i-- // the same size again while it fits
 	}
-	return queued, nil
+	res, err := tx.StmtContext(ctx, s.fanOut).ExecContext(ctx, first)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 type webhookRow struct {
@@ -305,9 +334,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, owner, id string) error {
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return errors.Join(err, webhookNotFound(id))
 		}
-		// Its pending deliveries went with it: drop the events no delivery waits for.
-		_, err = tx.ExecContext(ctx, `DELETE FROM events WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = events.id)`)
-		return err
+		return nil // its events stay in the log for the retention window
 	})
 	return wrap("delete webhook", err)
 }
@@ -471,12 +498,8 @@ func recordAttempt(ctx context.Context, tx *sql.Tx, d *chargenet.Delivery, a *ch
 	}
 	var err error
 	if a.NextAttemptAt == nil {
-		if _, err = tx.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, d.ID); err != nil {
-			return err
-		}
-		// An event is kept while a delivery of it is pending; the attempts keep its id.
-		_, err = tx.ExecContext(ctx, `DELETE FROM events WHERE id = ? AND NOT EXISTS (SELECT 1 FROM outbox WHERE event_id = ?)`,
-			d.Event.ID, d.Event.ID)
+		// The event stays in the log for the retention window (PruneEvents).
+		_, err = tx.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, d.ID)
 	} else {
 		_, err = tx.ExecContext(ctx, `UPDATE outbox SET next_attempt_at = ?, leased_until = NULL WHERE id = ?`, next, d.ID)
 	}

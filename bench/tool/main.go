@@ -3,6 +3,9 @@
 //	tool gen N [SEED]                 writes an import file of N generated locations to stdout
 //	tool id I                         prints the id of the generated location at position I
 //	tool cursor SECRET locations KEY  prints a cursor for the page after location KEY
+//	tool change-cursors URL KEY SINCE DEPTH...
+//	                                  walks the location change list since SINCE and prints
+//	                                  "DEPTH CURSOR" for the page starting at each depth
 //	tool port                         prints a free TCP port on 127.0.0.1
 //	tool events URL KEY LIMIT         pages through the whole event log and prints events,
 //	                                  pages, seconds and events per second
@@ -105,6 +108,19 @@ func run(args []string) error {
 			return err
 		}
 		return scaleReportPG(os.Stdout, args[1], args[8], args[6], args[7], args[5])
+	case "change-cursors":
+		if len(args) < 5 {
+			return fmt.Errorf("usage: tool change-cursors URL KEY SINCE DEPTH...")
+		}
+		var depths []int
+		for _, a := range args[4:] {
+			d, err := strconv.Atoi(a)
+			if err != nil || d < 1 {
+				return fmt.Errorf("depth %q must be a positive whole number", a)
+			}
+			depths = append(depths, d)
+		}
+		return changeCursors(args[1], args[2], args[3], depths)
 	case "cursor":
 		if len(args) != 4 || args[2] != chargenet.ListLocations {
 			return fmt.Errorf("usage: tool cursor SECRET locations KEY")

@@ -45,6 +45,9 @@ type config struct {
 	WebhookPoll          time.Duration
 	WebhookConcurrency   int
 	WebhookDispatch      bool
+	// EventRetention is how long events, delivery attempts and pending deliveries are
+	// kept (the event log's window).
+	EventRetention time.Duration
 	// AdminAddr is the listen address of /metrics and /debug/pprof/; empty turns them
 	// off. Never the public address.
 	AdminAddr string
@@ -106,6 +109,9 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", wc, "webhook deliveries in flight at most (env CHARGENET_WEBHOOK_CONCURRENCY)")
 	fs.BoolVar(&c.WebhookDispatch, "webhook-dispatch", env("CHARGENET_WEBHOOK_DISPATCH", "true") != "false",
 		"run the webhook dispatcher in this process; false leaves delivery to other replicas (env CHARGENET_WEBHOOK_DISPATCH)")
+	er, _ := time.ParseDuration(env("CHARGENET_EVENT_RETENTION", "720h"))
+	fs.DurationVar(&c.EventRetention, "event-retention", er,
+		"how long the event log keeps events, and how long delivery attempts and undelivered deliveries are kept; every replica prunes what is older (env CHARGENET_EVENT_RETENTION)")
 	rc, _ := strconv.Atoi(env("CHARGENET_READ_CACHE_MB", "32"))
 	fs.IntVar(&c.ReadCacheMB, "read-cache-mb", rc,
 		"SQLite: MiB of EVSE and location JSON kept in memory while nothing is committed to the database; 0 turns the cache off (env CHARGENET_READ_CACHE_MB)")
@@ -171,6 +177,9 @@ func (c *config) Validate() error {
 		}
 		if c.WebhookTimeout <= 0 || c.WebhookPoll <= 0 || c.WebhookConcurrency <= 0 {
 			return errors.New("--webhook-timeout, --webhook-poll and --webhook-concurrency must be positive")
+		}
+		if c.EventRetention <= 0 {
+			return fmt.Errorf("--event-retention %s must be positive", c.EventRetention)
 		}
 	}
 	switch c.LogLevel {

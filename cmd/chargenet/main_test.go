@@ -144,6 +144,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"chargenet", "serve", "--webhook-timeout", "0s"}, errUsage},
 		{[]string{"chargenet", "serve", "--webhook-poll", "0s"}, errUsage},
 		{[]string{"chargenet", "serve", "--webhook-concurrency", "0"}, errUsage},
+		{[]string{"chargenet", "serve", "--event-retention", "0s"}, errUsage},
+		{[]string{"chargenet", "serve", "--event-retention", "-1h"}, errUsage},
+		{[]string{"chargenet", "serve", "--event-retention", "a month"}, errUsage},
 		{[]string{"chargenet", "serve", "--read-cache-mb", "-1"}, errUsage},
 		{[]string{"chargenet", "serve", "--read-cache-mb", "9007199254740993"}, errUsage},
 		{[]string{"chargenet", "serve", "--admin-addr", "9090"}, errUsage},
@@ -336,4 +339,34 @@ func readAll(t *testing.T, dir string) string {
 	}
 	require.Greater(t, all.Len(), 0, fmt.Sprintf("database files in %s", dir))
 	return all.String()
+}
+
+func TestEventRetentionConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		vars map[string]string
+		want time.Duration
+		err  bool
+	}{
+		{"default", nil, nil, 720 * time.Hour, false},
+		{"environment", nil, map[string]string{"CHARGENET_EVENT_RETENTION": "48h"}, 48 * time.Hour, false},
+		{"flag over environment", []string{"--event-retention", "90m"}, map[string]string{"CHARGENET_EVENT_RETENTION": "48h"}, 90 * time.Minute, false},
+		{"environment not a duration", nil, map[string]string{"CHARGENET_EVENT_RETENTION": "a month"}, 0, true},
+		{"zero", []string{"--event-retention", "0"}, nil, 0, true},
+		{"negative", []string{"--event-retention", "-24h"}, nil, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var errOut bytes.Buffer
+			cfg, _, err := parse("serve", tt.args, env(tt.vars), &errOut, true, nil)
+			if tt.err {
+				require.ErrorIs(t, err, errUsage)
+				assert.Contains(t, err.Error(), "--event-retention")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg.EventRetention)
+		})
+	}
 }

@@ -250,6 +250,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	// Stop the dispatcher before the store closes: its attempts in flight are recorded.
 	defer func() { stopDispatch(); <-dispatched }()
+	// Every replica keeps the event log within its window; stopped before the store closes.
+	pruner := webhook.NewPruner(webhook.PrunerConfig{Store: store, Retention: cfg.EventRetention, Logger: log})
+	pctx, stopPrune := context.WithCancel(context.WithoutCancel(ctx))
+	pruned := make(chan struct{})
+	go func() { defer close(pruned); pruner.Run(pctx) }()
+	defer func() { stopPrune(); <-pruned }()
 	if m != nil {
 		stopAdmin, err := startAdmin(cfg.AdminAddr, m, log)
 		if err != nil {

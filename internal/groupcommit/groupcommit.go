@@ -19,7 +19,6 @@ package groupcommit
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,8 +77,6 @@ type Load struct {
 	// UIDs of the EVSEs updated and Chargeboxes notified: the group needs the EVSEs with
 	// these UIDs and every EVSE of these charge boxes.
 	UIDs, Chargeboxes []int64
-	// EventTypes whose subscription the group needs to know.
-	EventTypes []string
 }
 
 // Loaded is what Store.Begin read.
@@ -87,8 +84,6 @@ type Loaded struct {
 	// EVSEs are the EVSEs Load asked for, in ascending UID, with their connectors in
 	// ascending ID and the status times (StatusReportedAt) of both.
 	EVSEs []chargenet.EVSE
-	// Subscribed holds the types of Load.EventTypes some webhook subscribes to.
-	Subscribed map[string]bool
 }
 
 // Change is one EVSE a group changed, as the group left it.
@@ -120,9 +115,9 @@ type Store interface {
 // Tx is a group's transaction.
 type Tx interface {
 	// Commit writes every change (the EVSE's status, status time, version, last update
-	// and Doc; of each connector listed, the fields listed), records events (each
-	// queued for the webhooks subscribed to its type) and commits. It reports whether a
-	// delivery was queued. On error nothing is committed.
+	// and Doc; of each connector listed, the fields listed), records events in the log
+	// (each queued for the webhooks subscribed to its type) and commits. It reports
+	// whether a delivery was queued. On error nothing is committed.
 	Commit(ctx context.Context, changes []Change, events []chargenet.Event) (queued bool, err error)
 	// Rollback ends the transaction without writing anything.
 	Rollback()
@@ -263,14 +258,8 @@ func (q *Queue) try(ops []*Op) error {
 	for _, op := range ops {
 		if op.Note != nil {
 			load.Chargeboxes = append(load.Chargeboxes, op.Note.ChargeboxID)
-			if !slices.Contains(load.EventTypes, chargenet.EventStatusChanged) {
-				load.EventTypes = append(load.EventTypes, chargenet.EventStatusChanged)
-			}
 		} else {
 			load.UIDs = append(load.UIDs, op.UID)
-			if !slices.Contains(load.EventTypes, chargenet.EventConnectorUpdated) {
-				load.EventTypes = append(load.EventTypes, chargenet.EventConnectorUpdated)
-			}
 		}
 	}
 	start := time.Now()
@@ -335,7 +324,6 @@ func (q *Queue) try(ops []*Op) error {
 // EVSEs side by side in one slice (as chargenet.ApplyStatusNotification takes them;
 // complete for the charge boxes the group notifies).
 type group struct {
-	subscribed  map[string]bool
 	byUID       map[int64]*chargenet.EVSE
 	byChargebox map[int64][]chargenet.EVSE
 	changes     map[int64]*changed
@@ -350,7 +338,7 @@ type changed struct {
 }
 
 func newGroup(l *Loaded) *group {
-	g := &group{subscribed: l.Subscribed, byUID: make(map[int64]*chargenet.EVSE, len(l.EVSEs)),
+	g := &group{byUID: make(map[int64]*chargenet.EVSE, len(l.EVSEs)),
 		byChargebox: make(map[int64][]chargenet.EVSE), changes: make(map[int64]*changed)}
 	counts := make(map[int64]int)
 	for i := range l.EVSEs {
@@ -399,14 +387,12 @@ func (g *group) apply(op *Op) error {
 	e.LastUpdated = op.Now
 	g.change(e).fields[op.ConnectorID] |= PatchFields(op.Patch)
 	out := e.Clone()
-	if g.subscribed[chargenet.EventConnectorUpdated] {
-		ev, err := chargenet.NewConnectorUpdatedEvent(out, op.ConnectorID, op.Now)
-		if err != nil {
-			return err
-		}
-		ev.TraceParent = chargenet.TraceParent(op.ctx) // the group's context is not the request's
-		g.events = append(g.events, ev)
+	ev, err := chargenet.NewConnectorUpdatedEvent(out, op.ConnectorID, op.Now)
+	if err != nil {
+		return err
 	}
+	ev.TraceParent = chargenet.TraceParent(op.ctx) // the group's context is not the request's
+	g.events = append(g.events, ev)
 	op.EVSE = out
 	return nil
 }
@@ -424,11 +410,9 @@ func (g *group) applyNote(op *Op) error {
 			ch.fields[e.Connectors[i].ID] |= FieldStatus
 		}
 	}
-	if g.subscribed[chargenet.EventStatusChanged] {
-		for _, ev := range plan.Events {
-			ev.TraceParent = chargenet.TraceParent(op.ctx)
-			g.events = append(g.events, ev)
-		}
+	for _, ev := range plan.Events {
+		ev.TraceParent = chargenet.TraceParent(op.ctx)
+		g.events = append(g.events, ev)
 	}
 	res := plan.Result
 	op.Result = &res

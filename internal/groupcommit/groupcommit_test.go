@@ -57,7 +57,7 @@ func (f *fakeStore) Begin(_ context.Context, load Load) (Tx, *Loaded, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.loads = append(f.loads, load)
-	l := &Loaded{Subscribed: map[string]bool{chargenet.EventConnectorUpdated: true}}
+	l := &Loaded{}
 	for uid := int64(1); uid <= 3; uid++ {
 		e := f.evses[uid]
 		if containsUID(load, e) {

@@ -24,6 +24,7 @@ type Webhook = components["schemas"]["Webhook"];
 type LocationInput = components["schemas"]["LocationInput"];
 type EVSECreate = components["schemas"]["EVSECreate"];
 type ConnectorCreate = components["schemas"]["ConnectorCreate"];
+type LoggedEvent = components["schemas"]["LoggedEvent"];
 
 // ---------------------------------------------------------------------------------------
 // Checks: every check prints one line; a failed one is remembered and fails the run.
@@ -419,8 +420,19 @@ async function webhooks(): Promise<void> {
   const page = must(list.data, "GET /emsp/v1/webhooks: 200", list.error ?? list.response.status);
   check(page.data.some((w) => w.id === hook.id), "the list holds the new subscription");
 
+  const ping = await api.POST("/emsp/v1/webhooks/{webhookId}/test", path);
+  equal(ping.response.status, 202, "POST .../test answers 202");
+  check(/^evt_[0-9A-Za-z]{26}$/.test(ping.data?.id ?? ""), "the test answers the ping's event id", ping.data);
+  const replay = await api.POST("/emsp/v1/webhooks/{webhookId}/replay", { ...path, body: { since: new Date(Date.now() - 3_600_000).toISOString() } });
+  equal(replay.response.status, 202, "POST .../replay answers 202");
+  check(Number.isInteger(replay.data?.queued) && (replay.data?.queued ?? -1) >= 0, "the replay answers how many it queued", replay.data);
+  const unsubscribed = await api.POST("/emsp/v1/webhooks/{webhookId}/replay", { ...path, body: { since: new Date().toISOString(), types: ["location.deleted"] } });
+  checkError("replay of a type not subscribed", unsubscribed.response, unsubscribed.error, 400, "invalid_body", "types[0]");
+
   const paused = await api.PATCH("/emsp/v1/webhooks/{webhookId}", { ...path, body: { enabled: false } });
   equal(must(paused.data, "PATCH /emsp/v1/webhooks/{webhookId}: 200", paused.error).enabled, false, "enabled: false pauses it");
+  const disabledPing = await api.POST("/emsp/v1/webhooks/{webhookId}/test", path);
+  checkError("test of a disabled webhook", disabledPing.response, disabledPing.error, 409, "webhook_disabled");
 
   const bad = await api.POST("/emsp/v1/webhooks", {
     body: { url: "http://10.0.0.1/hooks", event_types: [{ type: "evse.connector.updated" }] },
@@ -592,6 +604,179 @@ async function lifecycle(): Promise<void> {
   checkError("PUT on a deleted location", reuse.response, reuse.error, 409, "location_deleted");
 }
 
+
+// ---------------------------------------------------------------------------------------
+// Staying in sync: a full read, then the change lists from their resume cursors, then a
+// catch-up from the event log. Each copy must equal a fresh full read of the service.
+
+/** Copy is a partner's copy of the network. */
+interface Copy {
+  evses: Map<number, EVSE>;
+  locations: Map<string, Location>;
+}
+
+async function fullRead(): Promise<Copy> {
+  const copy: Copy = { evses: new Map(), locations: new Map() };
+  let cursor: string | undefined;
+  for (let n = 0; n < 1000; n++) {
+    const r = await api.GET("/v2/evses", { params: { query: cursor === undefined ? { limit: 100 } : { limit: 100, cursor } } });
+    const page = must(r.data, "full read: GET /v2/evses 200", r.error ?? r.response.status);
+    for (const e of page.data) copy.evses.set(e.uid, e);
+    if (page.pagination.next_cursor === null) break;
+    cursor = page.pagination.next_cursor;
+  }
+  let locationCursor: string | undefined;
+  for (let n = 0; n < 1000; n++) {
+    const query = locationCursor === undefined ? { limit: 100 } : { limit: 100, cursor: locationCursor };
+    const r = await api.GET("/v1/locations", { params: { query } });
+    const page = must(r.data, "full read: GET /v1/locations 200", r.error ?? r.response.status);
+    for (const l of page.data) copy.locations.set(l.id, l);
+    if (page.pagination.next_cursor === null) break;
+    locationCursor = page.pagination.next_cursor;
+  }
+  return copy;
+}
+
+/** differences lists the keys whose items differ between two maps (missing, extra, or not equal). */
+function differences<K, V>(got: Map<K, V>, want: Map<K, V>): string[] {
+  const out: string[] = [];
+  for (const [k, v] of want) {
+    if (!got.has(k)) out.push(`${String(k)} missing`);
+    else if (canonical(got.get(k)) !== canonical(v)) out.push(`${String(k)} differs: ${JSON.stringify(got.get(k))} != ${JSON.stringify(v)}`);
+  }
+  for (const k of got.keys()) if (!want.has(k)) out.push(`${String(k)} extra`);
+  return out;
+}
+
+function sameCopy(got: Copy, want: Copy, what: string): void {
+  const e = differences(got.evses, want.evses);
+  check(e.length === 0 && got.evses.size > 0, `${what}: every EVSE equals the server's (${want.evses.size})`, e.slice(0, 5));
+  const l = differences(got.locations, want.locations);
+  check(l.length === 0 && got.locations.size > 0, `${what}: every location equals the server's (${want.locations.size})`, l.slice(0, 5));
+}
+
+/** Checks the pagination of a change list or event log page: forward only, resume_cursor on every page. */
+function checkChangePage(what: string, p: Pagination): string {
+  check(p.previous_cursor === null, `${what}: previous_cursor is null (forward only)`, p.previous_cursor);
+  check((p.next_cursor === null) === !p.has_more, `${what}: next_cursor is null exactly when has_more is false`, p);
+  return must(p.resume_cursor ?? undefined, `${what}: resume_cursor is set`, p);
+}
+
+/** Reads a change list from cursor (or its start) to its current end; returns the items and the last resume_cursor. */
+async function changes<T>(
+  what: string,
+  read: (cursor: string | undefined) => Promise<{ data?: { data: T[]; pagination: Pagination }; error?: unknown; response: Response }>,
+  cursor: string | undefined,
+): Promise<{ items: T[]; resume: string }> {
+  const items: T[] = [];
+  for (let n = 1; n < 1000; n++) {
+    const r = await read(cursor);
+    const page = must(r.data, `${what} page ${n}: 200`, r.error ?? r.response.status);
+    items.push(...page.data);
+    const resume = checkChangePage(`${what} page ${n}`, page.pagination);
+    if (!page.pagination.has_more) return { items, resume };
+    cursor = page.pagination.next_cursor ?? undefined;
+  }
+  throw new Fatal(`${what}: the walk did not end`);
+}
+
+async function syncLoop(): Promise<void> {
+  console.log("sync: a full read, changes since (resume_cursor), a catch-up from the event log");
+  // A time before the full read: every change the full read may have missed is at or after it.
+  const since = new Date(Date.now() - 2000).toISOString();
+  const base = await fullRead();
+  const byChanges: Copy = { evses: new Map(base.evses), locations: new Map(base.locations) };
+  const byEvents: Copy = { evses: new Map(base.evses), locations: new Map(base.locations) };
+
+  const evsesSince = (cursor: string | undefined) =>
+    api.GET("/v2/evses", { params: { query: { updated_since: since, limit: 5, ...(cursor === undefined ? {} : { cursor }) } } });
+  const locationsSince = (cursor: string | undefined) =>
+    api.GET("/v1/locations", { params: { query: { updated_since: since, limit: 5, ...(cursor === undefined ? {} : { cursor }) } } });
+  const eventsSince = (cursor: string | undefined) =>
+    api.GET("/emsp/v1/events", { params: { query: { since, limit: 5, ...(cursor === undefined ? {} : { cursor }) } } });
+
+  // The first reads from updated_since; what they return is applied (it may repeat the full read).
+  // A deleted location leaves the copy, as it leaves the service's list (a REMOVED EVSE stays
+  // in both, with its status).
+  const apply = (copy: Copy, evses: EVSE[], locations: Location[]) => {
+    for (const e of evses) copy.evses.set(e.uid, e);
+    for (const l of locations) {
+      if (typeof l.deletedAt === "string") copy.locations.delete(l.id);
+      else copy.locations.set(l.id, l);
+    }
+  };
+  let e0 = await changes("GET /v2/evses?updated_since", evsesSince, undefined);
+  let l0 = await changes("GET /v1/locations?updated_since", locationsSince, undefined);
+  let ev0 = await changes("GET /emsp/v1/events?since", eventsSince, undefined);
+  apply(byChanges, e0.items, l0.items);
+
+  // Changes made while the partner is not looking.
+  const stamp = Date.now().toString(36).toUpperCase();
+  const id = `LOC-SYNC-${stamp}`;
+  const input: LocationInput = {
+    name: "Sync Depot", address: "Kai 9", city: "Hamburg", postalCode: "20457", country: "DEU",
+    coordinates: { latitude: 53.54, longitude: 9.98 }, timeZone: "Europe/Berlin",
+  };
+  must((await api.PUT("/v1/locations/{id}", { params: { path: { id } }, body: input })).data, `PUT /v1/locations/${id}`);
+  const body: EVSECreate = {
+    evseId: `DE*CNT*E${stamp}*1`, chargeboxId: 9300, locationId: id,
+    connectors: [{ id: 1, standard: "IEC_62196_T2", format: "SOCKET", powerType: "AC_3_PHASE", maxElectricPower: 22, maxAmperage: 32, maxVoltage: 400, tariffIds: [] }],
+  };
+  const created = must((await api.POST("/v2/evses", { body })).data, "POST /v2/evses");
+  const uid = created.uid;
+  must((await api.PATCH("/v2/evses/{uid}/connectors/{connectorId}", { params: { path: { uid: 1002, connectorId: 1 } }, body: { maxElectricPower: 111 } })).data,
+    "PATCH /v2/evses/1002/connectors/1");
+  must((await api.PATCH("/v2/evses/{uid}", { params: { path: { uid } }, body: { status: "AVAILABLE" } })).data, `PATCH /v2/evses/${uid} (commission)`);
+  must((await api.DELETE("/v2/evses/{uid}", { params: { path: { uid } } })).data, `DELETE /v2/evses/${uid}`);
+  must((await api.DELETE("/v1/locations/{id}", { params: { path: { id } } })).data, `DELETE /v1/locations/${id}`);
+
+  // Poll from the resume cursors.
+  e0 = await changes("poll /v2/evses", evsesSince, e0.resume);
+  l0 = await changes("poll /v1/locations", locationsSince, l0.resume);
+  check(e0.items.some((e) => e.uid === uid && e.status === "REMOVED"), "the change list brings the removed EVSE", e0.items.map((e) => e.uid));
+  check(l0.items.some((l) => l.id === id && typeof l.deletedAt === "string"), "the change list brings the deleted location", l0.items.map((l) => l.id));
+  apply(byChanges, e0.items, l0.items);
+
+  const again = await changes("poll /v2/evses again", evsesSince, e0.resume);
+  equal(again.items.length, 0, "nothing changed since the last poll");
+  const wrong = await api.GET("/v2/evses", { params: { query: { updated_since: new Date(Date.now() - 60_000).toISOString(), cursor: e0.resume } } });
+  checkError("a resume_cursor with another updated_since", wrong.response, wrong.error, 400, "invalid_cursor");
+
+  // The event log: which items changed; the partner reads them again.
+  const ev = await changes("poll /emsp/v1/events", eventsSince, ev0.resume);
+  const types = new Set(ev.items.map((e: LoggedEvent) => e.type));
+  for (const t of ["location.created", "evse.created", "evse.connector.updated", "evse.status.changed", "evse.removed", "location.deleted"]) {
+    check(types.has(t), `the event log holds a ${t} event`, [...types]);
+  }
+  check(!types.has("webhook.ping"), "the event log holds no webhook.ping");
+  const touchedEvses = new Set<number>();
+  const touchedLocations = new Set<string>();
+  for (const e of [...ev0.items, ...ev.items]) {
+    const d = e.data as Record<string, unknown>;
+    if (e.type.startsWith("location.")) touchedLocations.add(String(d.id));
+    if (e.type.startsWith("evse.")) {
+      touchedEvses.add(Number(d.uid));
+      if (typeof d.locationId === "string") touchedLocations.add(d.locationId); // its lastUpdated and evseUids move too
+    }
+  }
+  for (const u of touchedEvses) {
+    const r = await api.GET("/v2/evses/{uid}", { params: { path: { uid: u } } });
+    byEvents.evses.set(u, must(r.data, `GET /v2/evses/${u} after its event`, r.error));
+  }
+  for (const l of touchedLocations) {
+    const r = await api.GET("/v1/locations/{id}", { params: { path: { id: l } } });
+    apply(byEvents, [], [must(r.data, `GET /v1/locations/${l} after its event`, r.error)]);
+  }
+  const one = await api.GET("/emsp/v1/events/{eventId}", { params: { path: { eventId: ev.items[0]?.id ?? "evt_00000000000000000000000000" } } });
+  equal(one.data?.id, ev.items[0]?.id, "GET /emsp/v1/events/{eventId} answers the event the log listed");
+  const badType = await api.GET("/emsp/v1/events", { params: { query: { type: ["webhook.ping"] } } });
+  checkError("type=webhook.ping", badType.response, badType.error, 400, "invalid_parameter");
+
+  const server = await fullRead();
+  sameCopy(byChanges, server, "the copy kept by change lists");
+  sameCopy(byEvents, server, "the copy kept by the event log");
+}
+
 async function main(): Promise<void> {
   console.log(`partner scenario against ${baseUrl}`);
   try {
@@ -606,6 +791,7 @@ async function main(): Promise<void> {
     await errors();
     await webhooks();
     await lifecycle();
+    await syncLoop();
   } catch (e) {
     if (!(e instanceof Fatal)) {
       failures.push(`unexpected exception: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);

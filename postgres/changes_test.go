@@ -1,0 +1,178 @@
+package postgres_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/postgres"
+	"github.com/chargenet/chargenet/storetest"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestChangeListHorizon checks the rule that keeps a change list from passing a change:
+// transaction A writes EVSE 1001 and location LOC-0101 and stays open, B writes EVSE
+// 1002 and LOC-0102 and commits. B's id is above A's, so while A is open the lists must
+// not return B's changes (a partner would resume after them and never see A's); once A
+// commits they return both, A's first.
+func TestChangeListHorizon(t *testing.T) {
+	u := NewSchemaURL(t)
+	ctx := t.Context()
+	s, err := postgres.Open(ctx, u, postgres.Options{})
+	require.NoError(t, err)
+	defer func() { _ = s.Close() }()
+	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
+	db, err := pgxpool.New(ctx, u)
+	require.NoError(t, err)
+	defer db.Close()
+
+	// A partner that has read both lists to their end (waiting until the import shows:
+	// other databases' transactions on the server may hold the horizon for a moment).
+	var evseAt chargenet.ChangeSeek[int64]
+	var locAt chargenet.ChangeSeek[string]
+	read := func() ([]chargenet.EVSE, []chargenet.Location) {
+		t.Helper()
+		es, err := s.ListEVSEChanges(ctx, chargenet.ChangeSeek[int64]{Pos: evseAt.Pos, Key: evseAt.Key, HasPos: evseAt.HasPos, Limit: 1000})
+		require.NoError(t, err)
+		ls, err := s.ListLocationChanges(ctx, chargenet.ChangeSeek[string]{Pos: locAt.Pos, Key: locAt.Key, HasPos: locAt.HasPos, Limit: 1000})
+		require.NoError(t, err)
+		if len(es) > 0 {
+			last := es[len(es)-1]
+			evseAt = chargenet.ChangeSeek[int64]{Pos: last.ChangePos, Key: last.UID, HasPos: true}
+		}
+		if len(ls) > 0 {
+			last := ls[len(ls)-1]
+			locAt = chargenet.ChangeSeek[string]{Pos: last.ChangePos, Key: last.ID, HasPos: true}
+		}
+		return es, ls
+	}
+	seen := 0
+	for deadline := time.Now().Add(10 * time.Second); seen < 40 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		es, _ := read()
+		seen += len(es)
+	}
+	require.Equal(t, 40, seen, "the imported EVSEs")
+	read()
+
+	a, err := db.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = a.Rollback(ctx) }()
+	_, err = a.Exec(ctx, `UPDATE evses SET version = version + 1 WHERE uid = 1001`)
+	require.NoError(t, err)
+	_, err = a.Exec(ctx, `UPDATE locations SET name = 'Written by A' WHERE id = 'LOC-0101'`)
+	require.NoError(t, err)
+
+	b, err := db.Begin(ctx)
+	require.NoError(t, err)
+	_, err = b.Exec(ctx, `UPDATE evses SET version = version + 1 WHERE uid = 1002`)
+	require.NoError(t, err)
+	_, err = b.Exec(ctx, `UPDATE locations SET name = 'Written by B' WHERE id = 'LOC-0102'`)
+	require.NoError(t, err)
+	require.NoError(t, b.Commit(ctx))
+
+	committed, err := s.EVSE(ctx, 1002)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), committed.Version, "B committed")
+	for range 5 {
+		es, ls := read()
+		assert.Empty(t, es, "no EVSE change while A, which began writing before B, is open")
+		assert.Empty(t, ls, "no location change while A is open")
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	require.NoError(t, a.Commit(ctx))
+	var evses []chargenet.EVSE
+	var locs []chargenet.Location
+	for deadline := time.Now().Add(10 * time.Second); (len(evses) < 2 || len(locs) < 2) && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		es, ls := read()
+		evses, locs = append(evses, es...), append(locs, ls...)
+	}
+	require.Len(t, evses, 2, "both EVSE changes once A committed")
+	assert.Equal(t, []int64{1001, 1002}, []int64{evses[0].UID, evses[1].UID}, "A's change first: its transaction began writing first")
+	assert.Less(t, evses[0].ChangePos, evses[1].ChangePos)
+	for _, e := range evses {
+		assert.Equal(t, int64(2), e.Version, "EVSE %d as committed", e.UID)
+	}
+	require.Len(t, locs, 2, "both location changes once A committed")
+	assert.Equal(t, []string{"Written by A", "Written by B"}, []string{locs[0].Name, locs[1].Name})
+	assert.Equal(t, evses[0].ChangePos, locs[0].ChangePos, "A's position is A's transaction id")
+}
+
+// BenchmarkLocationChanges reads 25-item pages of the change list of
+// storetest.ScaleLocations locations (default 1,000,000, imported first): the first
+// page, one deep in the list, and the first with a recent Since (see
+// storetest.BenchLocationChanges).
+func BenchmarkLocationChanges(b *testing.B) {
+	n := storetest.ScaleLocations(b)
+	s := MustOpenDB(b)
+	at := time.Now().UTC().Truncate(time.Microsecond).Add(-time.Hour)
+	require.NoError(b, s.Import(b.Context(), storetest.ScaleInventory(n, at)))
+	// The statistics autovacuum gathers after a large import, at once: the planner
+	// needs them to choose the index on last_updated for a recent Since.
+	_, err := testDB.pool.Exec(b.Context(), `ANALYZE`)
+	require.NoError(b, err)
+	storetest.BenchLocationChanges(b, s, n, at.Add(-time.Hour), at.Add(time.Minute))
+}
+
+// TestChangePositionsMigration applies migration 0011 to a database holding rows (the
+// demo inventory, written before it) and checks that every row gets a position without
+// losing the JSON the store keeps beside it (an UPDATE of the rows would clear every
+// location's, see migration 0010).
+func TestChangePositionsMigration(t *testing.T) {
+	u := NewSchemaURL(t)
+	ctx := t.Context()
+	s, err := postgres.Open(ctx, u, postgres.Options{})
+	require.NoError(t, err)
+	defer func() { _ = s.Close() }()
+	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
+	db, err := pgxpool.New(ctx, u)
+	require.NoError(t, err)
+	defer db.Close()
+	// Back to the schema before 0011, rows and their JSON kept.
+	_, err = db.Exec(ctx, `DROP FUNCTION set_change_xid, connectors_change_xid, evses_location_change_xid CASCADE;
+		DROP INDEX evses_last_updated, locations_last_updated;
+		ALTER TABLE evses DROP COLUMN change_xid;
+		ALTER TABLE locations DROP COLUMN change_xid;
+		DELETE FROM migrations WHERE name = '0011_change_positions.sql'`)
+	require.NoError(t, err)
+	count := func(query string) int {
+		t.Helper()
+		var n int
+		require.NoError(t, db.QueryRow(ctx, query).Scan(&n))
+		return n
+	}
+	const staleEVSEs = `SELECT count(*) FROM evses WHERE doc IS NULL OR doc_version IS DISTINCT FROM version`
+	const staleLocations = `SELECT count(*) FROM locations WHERE doc IS NULL`
+	require.Zero(t, count(staleEVSEs))
+	require.Zero(t, count(staleLocations))
+
+	require.NoError(t, s.Migrate(ctx))
+	assert.Zero(t, count(staleEVSEs), "the migration keeps every EVSE's JSON")
+	assert.Zero(t, count(staleLocations), "the migration keeps every location's JSON")
+	var evses []chargenet.EVSE
+	var locs []chargenet.Location
+	for deadline := time.Now().Add(10 * time.Second); (len(evses) < 40 || len(locs) < 120) && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		evses, err = s.ListEVSEChanges(ctx, chargenet.ChangeSeek[int64]{Limit: 1000})
+		require.NoError(t, err)
+		locs, err = s.ListLocationChanges(ctx, chargenet.ChangeSeek[string]{Limit: 1000})
+		require.NoError(t, err)
+	}
+	assert.Len(t, evses, 40, "every existing EVSE has a position")
+	assert.Len(t, locs, 120, "every existing location has a position")
+
+	// And the triggers work: a PATCH moves its EVSE behind the others.
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", time.Now())
+	require.NoError(t, err)
+	assert.Zero(t, count(staleEVSEs), "the PATCH stores its JSON")
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		evses, err = s.ListEVSEChanges(ctx, chargenet.ChangeSeek[int64]{Limit: 1000})
+		require.NoError(t, err)
+		if len(evses) == 40 && evses[39].UID == 1001 {
+			break
+		}
+	}
+	require.Len(t, evses, 40)
+	assert.Equal(t, int64(1001), evses[39].UID, "the patched EVSE comes last")
+}
