@@ -110,7 +110,7 @@ func run(args []string) error {
 		return scaleReportPG(os.Stdout, args[1], args[8], args[6], args[7], args[5])
 	case "change-cursors":
 		if len(args) < 5 {
-			return fmt.Errorf("usage: tool change-cursors URL KEY SINCE DEPTH...")
+			return fmt.Errorf("usage: tool change-cursors URL KEY SINCE DEPTH [DEPTH ...]")
 		}
 		var depths []int
 		for _, a := range args[4:] {
