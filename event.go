@@ -15,6 +15,7 @@ const (
 	EventStatusChanged    = "evse.status.changed"
 	EventEVSECreated      = "evse.created"
 	EventEVSERemoved      = "evse.removed"
+	EventEVSEUpdated      = "evse.updated"
 	EventLocationCreated  = "location.created"
 	EventLocationUpdated  = "location.updated"
 	EventLocationDeleted  = "location.deleted"
@@ -54,6 +55,7 @@ var Renderers = map[string]map[string]func(json.RawMessage) (json.RawMessage, er
 	EventStatusChanged:    {"1.0": statusChanged10, "1.1": statusChanged11},
 	EventEVSECreated:      {"1.0": identity},
 	EventEVSERemoved:      {"1.0": identity},
+	EventEVSEUpdated:      {"1.0": identity},
 	EventLocationCreated:  {"1.0": identity},
 	EventLocationUpdated:  {"1.0": identity},
 	EventLocationDeleted:  {"1.0": identity},
@@ -200,6 +202,29 @@ func NewEVSEEvent(typ string, e *EVSE, now time.Time) (Event, error) {
 		return Event{}, err
 	}
 	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Data: data}, nil
+}
+
+// NewEVSEUpdatedEvent returns the evse.updated event of e as it is after a change that
+// no other event describes: the contract's EvseUpdatedData, EvseEventData with
+// previousLocationId when the change moved e away from location previousLocationID ("" or
+// e's own location when it did not move).
+func NewEVSEUpdatedEvent(e *EVSE, previousLocationID string, now time.Time) (Event, error) {
+	doc, err := EVSEJSON(e)
+	if err != nil {
+		return Event{}, err
+	}
+	if previousLocationID == e.LocationID {
+		previousLocationID = ""
+	}
+	data, err := json.Marshal(struct {
+		evseData
+		EVSE               json.RawMessage `json:"evse"`
+		PreviousLocationID string          `json:"previousLocationId,omitempty"`
+	}{newEVSEData(e), doc, previousLocationID})
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{ID: NewID("evt_", now), Type: EventEVSEUpdated, Time: now.UTC(), Data: data}, nil
 }
 
 // NewLocationEvent returns the event of type typ (location.created, .updated or

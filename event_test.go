@@ -73,6 +73,13 @@ func TestEventsMatchTheContract(t *testing.T) {
 	life, err := planned.ApplyPatch(chargenet.EVSEPatch{Status: &status}, "", now)
 	require.NoError(t, err)
 	events = append(events, life...)
+	chargebox, elsewhere := planned.ChargeboxID+1, inv.Locations[1].ID
+	moved, err := planned.ApplyPatch(chargenet.EVSEPatch{ChargeboxID: &chargebox, LocationID: &elsewhere}, "", now)
+	require.NoError(t, err)
+	require.Len(t, moved, 1)
+	assert.Equal(t, chargenet.EventEVSEUpdated, moved[0].Type)
+	assert.Contains(t, string(moved[0].Data), `"previousLocationId":"`+inv.EVSEs[1].LocationID+`"`)
+	events = append(events, moved...)
 	more, err := planned.AddConnector(planned.Connectors[0], "", now)
 	require.NoError(t, err)
 	events = append(events, more...)

@@ -92,7 +92,9 @@ func (p EVSEPatch) Empty() bool {
 }
 
 // ApplyPatch applies the operator's patch to e in place and returns the events of the
-// change: evse.status.changed for a new status, and evse.removed too for REMOVED. A
+// change: evse.status.changed for a new status, evse.removed too for REMOVED, and
+// evse.updated for a new chargeboxId or locationId (with previousLocationId when the
+// EVSE moved to another location). A
 // patch that sets what e already has changes nothing and returns no event; otherwise e
 // gets Version + 1 and LastUpdated now.
 //
@@ -122,28 +124,41 @@ func (e *EVSE) ApplyPatch(p EVSEPatch, ifMatch string, now time.Time) ([]Event, 
 				e.UID, e.Status, *p.Status, joinStatuses(allowed))
 		}
 	}
-	changed := false
+	statusChanged, moved := false, false
 	if p.Status != nil && *p.Status != e.Status {
 		e.Status = *p.Status
 		e.OperatorHold = e.Status == StatusInoperative
-		changed = true
+		statusChanged = true
 	}
 	if p.ChargeboxID != nil && *p.ChargeboxID != e.ChargeboxID {
 		e.ChargeboxID = *p.ChargeboxID
-		changed = true
+		moved = true
 	}
+	previousLocation := e.LocationID
 	if p.LocationID != nil && *p.LocationID != e.LocationID {
 		e.LocationID = *p.LocationID
-		changed = true
+		moved = true
 	}
-	if !changed {
+	if !statusChanged && !moved {
 		return nil, nil
 	}
 	e.touch(now)
-	if e.Status == previous {
-		return nil, nil
+	var events []Event
+	if statusChanged {
+		ev, err := e.statusEvents(previous, now)
+		if err != nil {
+			return nil, err
+		}
+		events = ev
 	}
-	return e.statusEvents(previous, now)
+	if moved { // no status event tells the old location or charge box
+		ev, err := NewEVSEUpdatedEvent(e, previousLocation, now)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, ev)
+	}
+	return events, nil
 }
 
 // Remove sets e's status to REMOVED (from any status) and returns its

@@ -70,7 +70,8 @@ type StatusPlan struct {
 // such a connector takes the mapped status when the notification is newer than the
 // EVSE's StatusReportedAt and the operator does not hold its status (EVSE.Held). A
 // REMOVED EVSE takes nothing. An EVSE whose status or connector error changed gets Version
-// + 1 and LastUpdated now; a changed status also produces an evse.status.changed event.
+// + 1 and LastUpdated now; a changed status also produces an evse.status.changed event,
+// a connector error changed without the status an evse.updated event.
 //
 // Errors: ErrNotFound when the charge box has no EVSE or no connector k; ErrConflict
 // when connector k is deleted; ErrInvalid for a status or error code OCPP 1.6 does not
@@ -173,8 +174,15 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 			e.LastUpdated = now.UTC()
 		}
 		plan.Changed = append(plan.Changed, e) // status times move even without a visible change
-		if e.Status != previous {
+		switch {
+		case e.Status != previous:
 			ev, err := NewStatusChangedEvent(e, previous, n, now)
+			if err != nil {
+				return nil, err
+			}
+			plan.Events = append(plan.Events, ev)
+		case changed[i]: // only a connector's error changed: no status event tells it
+			ev, err := NewEVSEUpdatedEvent(e, e.LocationID, now)
 			if err != nil {
 				return nil, err
 			}

@@ -366,8 +366,10 @@ type ClientInterface interface {
 	// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
 	// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
 	// `vendorId` is accepted and not stored. Every change increments the EVSE's version
-	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
-	// written in the same transaction as the change.
+	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event;
+	// a change of connector errors that leaves the EVSE status as it was (also on a
+	// held EVSE, below) produces one `evse.updated` event. Events are written in the
+	// same transaction as the change.
 	//
 	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 	// newer than the last notification applied to the connector is ignored (`applied`
@@ -412,8 +414,10 @@ type ClientInterface interface {
 	// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
 	// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
 	// `vendorId` is accepted and not stored. Every change increments the EVSE's version
-	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
-	// written in the same transaction as the change.
+	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event;
+	// a change of connector errors that leaves the EVSE status as it was (also on a
+	// held EVSE, below) produces one `evse.updated` event. Events are written in the
+	// same transaction as the change.
 	//
 	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 	// newer than the last notification applied to the connector is ignored (`applied`
@@ -614,8 +618,10 @@ type ClientInterface interface {
 	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
-	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
-	// answer is the EVSE with its new `ETag`.
+	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
+	// `chargeboxId` or `locationId` produces an `evse.updated` event (with
+	// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
+	// longer list it). The answer is the EVSE with its new `ETag`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -647,8 +653,10 @@ type ClientInterface interface {
 	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
-	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
-	// answer is the EVSE with its new `ETag`.
+	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
+	// `chargeboxId` or `locationId` produces an `evse.updated` event (with
+	// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
+	// longer list it). The answer is the EVSE with its new `ETag`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1170,8 +1178,10 @@ func (c *Client) TestWebhook(ctx context.Context, webhookId WebhookId, reqEditor
 // INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
 // and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
 // `vendorId` is accepted and not stored. Every change increments the EVSE's version
-// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
-// written in the same transaction as the change.
+// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event;
+// a change of connector errors that leaves the EVSE status as it was (also on a
+// held EVSE, below) produces one `evse.updated` event. Events are written in the
+// same transaction as the change.
 //
 // **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 // newer than the last notification applied to the connector is ignored (`applied`
@@ -1226,8 +1236,10 @@ func (c *Client) IngestStatusNotificationWithBody(ctx context.Context, chargebox
 // INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
 // and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
 // `vendorId` is accepted and not stored. Every change increments the EVSE's version
-// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
-// written in the same transaction as the change.
+// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event;
+// a change of connector errors that leaves the EVSE status as it was (also on a
+// held EVSE, below) produces one `evse.updated` event. Events are written in the
+// same transaction as the change.
 //
 // **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 // newer than the last notification applied to the connector is ignored (`applied`
@@ -1538,8 +1550,10 @@ func (c *Client) GetEvse(ctx context.Context, uid EvseUid, reqEditors ...Request
 // A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 // deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 // to change the EVSE only if nobody changed it since (412 otherwise). A status change
-// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
-// answer is the EVSE with its new `ETag`.
+// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
+// `chargeboxId` or `locationId` produces an `evse.updated` event (with
+// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
+// longer list it). The answer is the EVSE with its new `ETag`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1581,8 +1595,10 @@ func (c *Client) UpdateEvseWithBody(ctx context.Context, uid EvseUid, params *Up
 // A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 // deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 // to change the EVSE only if nobody changed it since (412 otherwise). A status change
-// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
-// answer is the EVSE with its new `ETag`.
+// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
+// `chargeboxId` or `locationId` produces an `evse.updated` event (with
+// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
+// longer list it). The answer is the EVSE with its new `ETag`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3405,8 +3421,10 @@ type ClientWithResponsesInterface interface {
 	// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
 	// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
 	// `vendorId` is accepted and not stored. Every change increments the EVSE's version
-	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
-	// written in the same transaction as the change.
+	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event;
+	// a change of connector errors that leaves the EVSE status as it was (also on a
+	// held EVSE, below) produces one `evse.updated` event. Events are written in the
+	// same transaction as the change.
 	//
 	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 	// newer than the last notification applied to the connector is ignored (`applied`
@@ -3451,8 +3469,10 @@ type ClientWithResponsesInterface interface {
 	// INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
 	// and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
 	// `vendorId` is accepted and not stored. Every change increments the EVSE's version
-	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
-	// written in the same transaction as the change.
+	// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event;
+	// a change of connector errors that leaves the EVSE status as it was (also on a
+	// held EVSE, below) produces one `evse.updated` event. Events are written in the
+	// same transaction as the change.
 	//
 	// **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 	// newer than the last notification applied to the connector is ignored (`applied`
@@ -3665,8 +3685,10 @@ type ClientWithResponsesInterface interface {
 	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
-	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
-	// answer is the EVSE with its new `ETag`.
+	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
+	// `chargeboxId` or `locationId` produces an `evse.updated` event (with
+	// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
+	// longer list it). The answer is the EVSE with its new `ETag`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3698,8 +3720,10 @@ type ClientWithResponsesInterface interface {
 	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
-	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
-	// answer is the EVSE with its new `ETag`.
+	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
+	// `chargeboxId` or `locationId` produces an `evse.updated` event (with
+	// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
+	// longer list it). The answer is the EVSE with its new `ETag`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8513,8 +8537,10 @@ func (c *ClientWithResponses) TestWebhookWithResponse(ctx context.Context, webho
 // INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
 // and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
 // `vendorId` is accepted and not stored. Every change increments the EVSE's version
-// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
-// written in the same transaction as the change.
+// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event;
+// a change of connector errors that leaves the EVSE status as it was (also on a
+// held EVSE, below) produces one `evse.updated` event. Events are written in the
+// same transaction as the change.
 //
 // **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 // newer than the last notification applied to the connector is ignored (`applied`
@@ -8565,8 +8591,10 @@ func (c *ClientWithResponses) IngestStatusNotificationWithBodyWithResponse(ctx c
 // INOPERATIVE) and becomes the status of the connector's EVSE. `errorCode`, `info`
 // and `vendorErrorCode` become the connector's `error`; `NoError` clears it.
 // `vendorId` is accepted and not stored. Every change increments the EVSE's version
-// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event,
-// written in the same transaction as the change.
+// (its `ETag`), and a changed EVSE status produces one `evse.status.changed` event;
+// a change of connector errors that leaves the EVSE status as it was (also on a
+// held EVSE, below) produces one `evse.updated` event. Events are written in the
+// same transaction as the change.
 //
 // **Order.** Notifications can arrive late or twice. One whose `timestamp` is not
 // newer than the last notification applied to the connector is ignored (`applied`
@@ -8845,8 +8873,10 @@ func (c *ClientWithResponses) GetEvseWithResponse(ctx context.Context, uid EvseU
 // A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 // deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 // to change the EVSE only if nobody changed it since (412 otherwise). A status change
-// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
-// answer is the EVSE with its new `ETag`.
+// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
+// `chargeboxId` or `locationId` produces an `evse.updated` event (with
+// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
+// longer list it). The answer is the EVSE with its new `ETag`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8884,8 +8914,10 @@ func (c *ClientWithResponses) UpdateEvseWithBodyWithResponse(ctx context.Context
 // A new `locationId` must name a location that exists (400 `invalid_body`) and is not
 // deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
 // to change the EVSE only if nobody changed it since (412 otherwise). A status change
-// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); the
-// answer is the EVSE with its new `ETag`.
+// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
+// `chargeboxId` or `locationId` produces an `evse.updated` event (with
+// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
+// longer list it). The answer is the EVSE with its new `ETag`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

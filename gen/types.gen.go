@@ -758,8 +758,11 @@ type EventTypeList struct {
 	EventTypes []EventType `json:"event_types"`
 }
 
-// EvseEventData Payload of `evse.created` and `evse.removed`, version 1.0: the EVSE as the change
-// left it.
+// EvseEventData Payload of `evse.created`, `evse.removed` and `evse.updated`, version 1.0: the EVSE
+// as the change left it. `evse.updated` is the event of any other change to the EVSE
+// that no other event describes: a new `chargeboxId` or `locationId`
+// (`PATCH /v2/evses/{uid}`), or connector errors a status notification changed
+// without changing the EVSE status.
 type EvseEventData struct {
 	// ChargeboxId Example: 601
 	ChargeboxId int64 `json:"chargeboxId"`
@@ -774,6 +777,11 @@ type EvseEventData struct {
 	//
 	// Example: LOC-0001
 	LocationId *LocationId `json:"locationId,omitempty"`
+
+	// PreviousLocationId `evse.updated` only: the location the change moved the EVSE away from (its
+	// `evseUids` and `lastUpdated` changed too); absent when the EVSE stayed where it
+	// was.
+	PreviousLocationId *LocationId `json:"previousLocationId,omitempty"`
 
 	// Uid Example: 2001
 	Uid int64 `json:"uid"`
