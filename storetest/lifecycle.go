@@ -44,6 +44,26 @@ func recorded(t testing.TB, s chargenet.Store) []chargenet.Event {
 	return out
 }
 
+// assertUpdatedEvent checks that ev is an evse.updated event of e as it is, without
+// previousLocationId.
+func assertUpdatedEvent(t *testing.T, ev chargenet.Event, e *chargenet.EVSE) {
+	t.Helper()
+	var data struct {
+		UID                int64           `json:"uid"`
+		Version            int64           `json:"version"`
+		EVSE               json.RawMessage `json:"evse"`
+		PreviousLocationID *string         `json:"previousLocationId"`
+	}
+	require.NoError(t, json.Unmarshal(ev.Data, &data))
+	assert.Equal(t, chargenet.EventEVSEUpdated, ev.Type)
+	assert.Equal(t, e.UID, data.UID)
+	assert.Equal(t, e.Version, data.Version)
+	assert.Nil(t, data.PreviousLocationID, "the EVSE did not move")
+	doc, err := chargenet.EVSEJSON(e)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(doc), string(data.EVSE))
+}
+
 func eventIDs(events []chargenet.Event) []string {
 	out := make([]string, len(events))
 	for i, ev := range events {
@@ -431,16 +451,18 @@ func testChangeEVSE(t *testing.T, open Opener) {
 		},
 		{
 			name: "charge box", uid: 1001, change: patchEVSE(chargenet.EVSEPatch{ChargeboxID: ptr(int64(777))}, ""),
+			events: []string{chargenet.EventEVSEUpdated},
 			check: func(t *testing.T, e *chargenet.EVSE, _ time.Time) { assert.Equal(t, int64(777), e.ChargeboxID) },
 		},
 		{
 			name: "move to a location without EVSEs", uid: 1001, change: patchEVSE(chargenet.EVSEPatch{LocationID: ptr("LOC-0030")}, ""),
+			events: []string{chargenet.EventEVSEUpdated},
 			check: func(t *testing.T, e *chargenet.EVSE, _ time.Time) { assert.Equal(t, "LOC-0030", e.LocationID) },
 		},
 		{
 			name: "move beside other EVSEs, with a status", uid: 1003,
 			change: patchEVSE(chargenet.EVSEPatch{LocationID: ptr("LOC-0001"), Status: ptr(chargenet.StatusInoperative)}, ""),
-			events: []string{chargenet.EventStatusChanged}, hold: true,
+			events: []string{chargenet.EventStatusChanged, chargenet.EventEVSEUpdated}, hold: true,
 			check: func(t *testing.T, e *chargenet.EVSE, _ time.Time) {
 				assert.Equal(t, "LOC-0001", e.LocationID)
 				assert.Equal(t, chargenet.StatusInoperative, e.Status)
@@ -518,12 +540,24 @@ func testChangeEVSE(t *testing.T, open Opener) {
 			assert.ElementsMatch(t, eventIDs(returned), eventIDs(events), "exactly the events the change returned")
 			for _, ev := range events {
 				var data struct {
-					UID     int64 `json:"uid"`
-					Version int64 `json:"version"`
+					UID                int64           `json:"uid"`
+					Version            int64           `json:"version"`
+					EVSE               json.RawMessage `json:"evse"`
+					PreviousLocationID string          `json:"previousLocationId"`
 				}
 				require.NoError(t, json.Unmarshal(ev.Data, &data))
 				assert.Equal(t, tt.uid, data.UID, ev.Type)
 				assert.Equal(t, int64(2), data.Version, ev.Type)
+				if ev.Type == chargenet.EventEVSEUpdated {
+					doc, err := chargenet.EVSEJSON(got)
+					require.NoError(t, err)
+					assert.JSONEq(t, string(doc), string(data.EVSE), "evse.updated carries the EVSE as committed")
+					wantPrevious := ""
+					if from.LocationID != got.LocationID {
+						wantPrevious = from.LocationID
+					}
+					assert.Equal(t, wantPrevious, data.PreviousLocationID, "previousLocationId only when the EVSE moved")
+				}
 			}
 		})
 	}
@@ -767,7 +801,9 @@ func testStatusHeld(t *testing.T, open Opener) {
 		res = notify(501, 1, "Available", "NoError")
 		held(t, res, e, e.Version+2)
 		assert.Nil(t, read(1001).Connectors[0].Error)
-		assert.Empty(t, recorded(t, s), "no status change")
+		updated := recorded(t, s)
+		assert.Equal(t, []string{chargenet.EventEVSEUpdated, chargenet.EventEVSEUpdated}, eventTypes(updated),
+			"no status change: an evse.updated for each connector error set and cleared")
 
 		// Released by the operator, it follows the charge box again.
 		released := mustChange(t, s, 1001, patchStatus(chargenet.StatusAvailable), now())
@@ -805,8 +841,14 @@ func testStatusHeld(t *testing.T, open Opener) {
 		recorded(t, s)
 		res := notify(900, 2, "Faulted", "HighTemperature")
 		held(t, res, e, 2)
-		assert.Equal(t, &chargenet.ConnectorError{Code: "HighTemperature"}, read(e.UID).Connector(2).Error, "the connector error is recorded")
-		assert.Empty(t, recorded(t, s))
+		after := read(e.UID)
+		assert.Equal(t, &chargenet.ConnectorError{Code: "HighTemperature"}, after.Connector(2).Error, "the connector error is recorded")
+		events := recorded(t, s)
+		require.Equal(t, []string{chargenet.EventEVSEUpdated}, eventTypes(events), "the error alone: evse.updated")
+		assertUpdatedEvent(t, events[0], after)
+		// The event log holds it too (every event is stored, subscribed or not).
+		logged := readLog(t, s, []string{chargenet.EventEVSEUpdated}, time.Time{}, chargenet.MaxPageSize, nil)
+		assert.Contains(t, eventIDs(logged), events[0].ID)
 	})
 
 	t.Run("created INOPERATIVE", func(t *testing.T) {
