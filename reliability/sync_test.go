@@ -309,15 +309,17 @@ type logEvent struct {
 	Type      string `json:"type"`
 	Timestamp string `json:"timestamp"`
 	Data      struct {
-		UID        int64  `json:"uid"`
-		ID         string `json:"id"`
-		LocationID string `json:"locationId"`
+		UID                int64  `json:"uid"`
+		ID                 string `json:"id"`
+		LocationID         string `json:"locationId"`
+		PreviousLocationID string `json:"previousLocationId"`
 	} `json:"data"`
 }
 
 // eventsPartner keeps its copy with a full read of the plain lists and then the event
 // log: for every event it re-reads the EVSE or location the event names (and an EVSE's
-// location, whose evseUids and lastUpdated an EVSE's change may move).
+// location, whose evseUids and lastUpdated an EVSE's change may move; for evse.updated
+// also previousLocationId, the location an EVSE moved away from).
 type eventsPartner struct {
 	copy inventory
 	feed feed
@@ -352,6 +354,9 @@ func (p *eventsPartner) poll(a *api) error {
 		switch {
 		case strings.HasPrefix(e.Type, "evse."):
 			evses[evseKey(e.Data.UID)] = true
+			if e.Type == "evse.updated" && e.Data.PreviousLocationID != "" {
+				locations[locationKey(e.Data.PreviousLocationID)] = true
+			}
 		case strings.HasPrefix(e.Type, "location."):
 			locations[locationKey(e.Data.ID)] = true
 		default:
@@ -422,12 +427,13 @@ type write struct {
 
 // syncWriters change the inventory at random through the servers, each writer its own
 // locations and EVSEs (so that no change is refused), all of them the demo EVSEs'
-// connectors. Every change they make produces an event, so that a partner that only
-// reads the event log can follow it: notifications change an EVSE's status whenever they
-// change its connector's error, and no EVSE they notify is held by the operator. The
-// changes that produce no event are left out: a PATCH of an EVSE's chargeboxId or
-// locationId alone, and a notification that changes only a connector's error (or
-// reaches a PLANNED or INOPERATIVE EVSE); the event log cannot tell a partner of them.
+// connectors. Every change they make changes what a partner copies and produces a known
+// number of events: besides creations, renames, connector patches, status changes,
+// removals and deletions, they move EVSEs between locations and charge boxes (PATCH
+// locationId, chargeboxId: evse.updated, with previousLocationId for a move), hold and
+// release EVSEs (created PLANNED, or set INOPERATIVE by the operator, then AVAILABLE),
+// and send notifications that change only a connector's error, to EVSEs that follow
+// their charge box and to held ones (evse.updated).
 type syncWriters struct {
 	t          *testing.T
 	round      int // tells the ids of one run of writers from another's
@@ -450,6 +456,8 @@ type syncWriter struct {
 	locations []string                      // live locations
 	evses     map[string][]int64            // live EVSEs by location
 	status    map[int64]string              // OCPP status last sent to each EVSE
+	errCode   map[int64]string              // the error code of each EVSE's connector 1 ("" without error)
+	held      map[int64]bool                // EVSEs whose status the operator holds
 	chargebox map[int64]int64               // each EVSE's charge box
 	byUID     map[int64]string              // each EVSE's location
 	events    int                           // events produced
@@ -466,7 +474,7 @@ func (s *syncWriters) run(stop <-chan struct{}, n int) {
 		wg.Go(func() {
 			wr := &syncWriter{round: s.round, w: w, a: s.apis[w%len(s.apis)], rnd: rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano()))),
 				evses: map[string][]int64{}, status: map[int64]string{}, chargebox: map[int64]int64{}, byUID: map[int64]string{},
-				ops: map[string]int{}}
+				errCode: map[int64]string{}, held: map[int64]bool{}, ops: map[string]int{}}
 			wr.fail = func(format string, a ...any) { s.t.Errorf("writer %d: "+format, append([]any{w}, a...)...) }
 			for {
 				select {
@@ -497,7 +505,8 @@ func (s *syncWriters) run(stop <-chan struct{}, n int) {
 }
 
 // The operations, numbered for the histogram.
-var syncOps = []string{"put location", "update location", "create EVSE", "patch connector", "status notification", "remove EVSE", "delete location"}
+var syncOps = []string{"put location", "update location", "create EVSE", "patch connector", "status notification", "remove EVSE", "delete location",
+	"move EVSE", "patch chargeboxId", "hold EVSE", "release EVSE", "error notification", "held error notification"}
 
 func opCode(op string) int { return slices.Index(syncOps, op) + 1 }
 
@@ -548,7 +557,7 @@ func (wr *syncWriter) step(ingest string) bool {
 	}
 	r := wr.rnd.IntN(100)
 	switch {
-	case len(wr.locations) < 2 || r < 8: // a new location
+	case len(wr.locations) < 2 || r < 7: // a new location
 		wr.next++
 		id := fmt.Sprintf("SYNC-%d-%d-%d", wr.round, wr.w, wr.next)
 		if wr.do("put location", locationKey(id), http.MethodPut, "/v1/locations/"+id, namedLocation("Sync "+id), http.StatusCreated) == nil {
@@ -557,20 +566,24 @@ func (wr *syncWriter) step(ingest string) bool {
 		wr.locations = append(wr.locations, id)
 		wr.locIDs = append(wr.locIDs, id)
 		wr.events++
-	case r < 13: // a location renamed
+	case r < 11: // a location renamed
 		id := wr.locations[wr.rnd.IntN(len(wr.locations))]
 		wr.next++
 		if wr.do("update location", locationKey(id), http.MethodPut, "/v1/locations/"+id, namedLocation(fmt.Sprintf("Sync %s v%d", id, wr.next)), http.StatusOK) == nil {
 			return false
 		}
 		wr.events++
-	case r < 28: // a new EVSE
+	case r < 24: // a new EVSE, one in four PLANNED (held until the operator releases it)
 		loc := wr.locations[wr.rnd.IntN(len(wr.locations))]
 		wr.next++
-		cb := int64(100000 + wr.round*100000 + wr.w*10000 + wr.next)
-		body := fmt.Sprintf(`{"evseId": "DE*CNT*E9%d%d*%d", "chargeboxId": %d, "locationId": %q, "status": "AVAILABLE", "connectors": [{"id": 1,
+		cb := wr.newChargebox()
+		status := "AVAILABLE"
+		if wr.rnd.IntN(4) == 0 {
+			status = "PLANNED"
+		}
+		body := fmt.Sprintf(`{"evseId": "DE*CNT*E9%d%d*%d", "chargeboxId": %d, "locationId": %q, "status": %q, "connectors": [{"id": 1,
 			"standard": "IEC_62196_T2", "format": "SOCKET", "powerType": "AC_3_PHASE", "maxElectricPower": 22,
-			"maxAmperage": 32, "maxVoltage": 400}]}`, wr.round, wr.w, wr.next, cb, loc)
+			"maxAmperage": 32, "maxVoltage": 400}]}`, wr.round, wr.w, wr.next, cb, loc, status)
 		res := wr.do("create EVSE", "", http.MethodPost, "/v2/evses", body, http.StatusCreated)
 		if res == nil {
 			return false
@@ -585,8 +598,9 @@ func (wr *syncWriter) step(ingest string) bool {
 		wr.status[e.UID] = "Available"
 		wr.chargebox[e.UID] = cb
 		wr.byUID[e.UID] = loc
+		wr.held[e.UID] = status == "PLANNED"
 		wr.events++
-	case r < 60: // a connector changed: an own EVSE or a demo EVSE shared by every writer
+	case r < 48: // a connector changed: an own EVSE or a demo EVSE shared by every writer
 		uid := int64(1001 + wr.rnd.IntN(40))
 		if own := live(); len(own) > 0 && wr.rnd.IntN(2) == 0 {
 			uid = own[wr.rnd.IntN(len(own))]
@@ -597,8 +611,67 @@ func (wr *syncWriter) step(ingest string) bool {
 			return false
 		}
 		wr.events++
-	case r < 88: // a charge box reports a new status
+	case r < 54: // an EVSE moved to another location, half the time to another charge box too
 		own := live()
+		if len(own) == 0 {
+			return true
+		}
+		uid := own[wr.rnd.IntN(len(own))]
+		from := wr.byUID[uid]
+		to := wr.locations[wr.rnd.IntN(len(wr.locations))]
+		for to == from {
+			to = wr.locations[wr.rnd.IntN(len(wr.locations))]
+		}
+		body := fmt.Sprintf(`{"locationId": %q}`, to)
+		cb := wr.chargebox[uid]
+		if wr.rnd.IntN(2) == 0 {
+			cb = wr.newChargebox()
+			body = fmt.Sprintf(`{"locationId": %q, "chargeboxId": %d}`, to, cb)
+		}
+		if wr.do("move EVSE", evseKey(uid), http.MethodPatch, fmt.Sprintf("/v2/evses/%d", uid), body, http.StatusOK) == nil {
+			return false
+		}
+		wr.evses[from] = slices.DeleteFunc(wr.evses[from], func(u int64) bool { return u == uid })
+		wr.evses[to] = append(wr.evses[to], uid)
+		wr.byUID[uid], wr.chargebox[uid] = to, cb
+		wr.events++ // evse.updated
+	case r < 58: // an EVSE moved to another charge box
+		own := live()
+		if len(own) == 0 {
+			return true
+		}
+		uid := own[wr.rnd.IntN(len(own))]
+		cb := wr.newChargebox()
+		if wr.do("patch chargeboxId", evseKey(uid), http.MethodPatch, fmt.Sprintf("/v2/evses/%d", uid), fmt.Sprintf(`{"chargeboxId": %d}`, cb), http.StatusOK) == nil {
+			return false
+		}
+		wr.chargebox[uid] = cb
+		wr.events++ // evse.updated
+	case r < 62: // the operator holds an EVSE (INOPERATIVE) or releases a held one (AVAILABLE)
+		own := live()
+		if len(own) == 0 {
+			return true
+		}
+		uid := own[wr.rnd.IntN(len(own))]
+		op, status := "hold EVSE", "INOPERATIVE"
+		if wr.held[uid] {
+			op, status = "release EVSE", "AVAILABLE"
+		}
+		if wr.do(op, evseKey(uid), http.MethodPatch, fmt.Sprintf("/v2/evses/%d", uid), fmt.Sprintf(`{"status": %q}`, status), http.StatusOK) == nil {
+			return false
+		}
+		wr.held[uid] = !wr.held[uid]
+		if !wr.held[uid] {
+			wr.status[uid] = "Available"
+		}
+		wr.events++ // evse.status.changed
+	case r < 80: // a charge box reports a new status
+		var own []int64
+		for _, uid := range live() {
+			if !wr.held[uid] {
+				own = append(own, uid)
+			}
+		}
 		if len(own) == 0 {
 			return true
 		}
@@ -627,7 +700,17 @@ func (wr *syncWriter) step(ingest string) bool {
 			return false
 		}
 		wr.status[uid] = next
+		wr.errCode[uid] = map[bool]string{true: errorCode}[errorCode != "NoError"]
 		wr.events++
+	case r < 88: // a charge box reports only a new connector error, also for a held EVSE
+		own := live()
+		if len(own) == 0 {
+			return true
+		}
+		uid := own[wr.rnd.IntN(len(own))]
+		if !wr.errorOnly(uid, ingest) {
+			return false
+		}
 	case r < 96: // an EVSE removed
 		own := live()
 		if len(own) == 0 {
@@ -655,6 +738,57 @@ func (wr *syncWriter) step(ingest string) bool {
 		delete(wr.evses, id)
 		wr.events++
 	}
+	return true
+}
+
+// newChargebox returns a charge box number no other EVSE of any writer has.
+func (wr *syncWriter) newChargebox() int64 {
+	wr.next++
+	return int64(100000 + wr.round*100000 + wr.w*10000 + wr.next)
+}
+
+// errorOnly sends a notification of the status last sent to EVSE uid's charge box with
+// the connector's error set or cleared: the EVSE's status stays, its connector's error
+// changes (evse.updated). A held EVSE records the error and refuses the status.
+func (wr *syncWriter) errorOnly(uid int64, ingest string) bool {
+	op := "error notification"
+	if wr.held[uid] {
+		op = "held error notification"
+	}
+	// An error where there is none; where there is one, none or another one.
+	errorCode := "HighTemperature"
+	switch current := wr.errCode[uid]; {
+	case current == "OtherError":
+		errorCode = "NoError"
+	case current != "" && wr.rnd.IntN(2) == 0:
+		errorCode = "NoError"
+	case current != "":
+		errorCode = "OtherError"
+	}
+	status := wr.status[uid]
+	body := fmt.Sprintf(`{"connectorId": 1, "status": %q, "errorCode": %q, "info": "run %d", "timestamp": %q}`,
+		status, errorCode, wr.next, time.Now().UTC().Format(time.RFC3339Nano))
+	wr.next++
+	res := wr.do(op, "", http.MethodPost, fmt.Sprintf("/internal/v1/chargeboxes/%d/status-notifications", wr.chargebox[uid]),
+		body, http.StatusOK, "Authorization", "Bearer "+ingest)
+	if res == nil {
+		return false
+	}
+	var sn struct {
+		Applied bool `json:"applied"`
+		Evses   []struct {
+			Status   string `json:"status"`
+			Previous string `json:"previousStatus"`
+			Reason   string `json:"reason"`
+		} `json:"evses"`
+	}
+	if err := json.Unmarshal(res.body, &sn); err != nil || len(sn.Evses) != 1 || sn.Evses[0].Status != sn.Evses[0].Previous ||
+		sn.Applied == wr.held[uid] || (sn.Evses[0].Reason != "") != wr.held[uid] {
+		wr.fail("%s %s %s to EVSE %d (held %v) changed the status or was not taken as its hold says: %s", op, status, errorCode, uid, wr.held[uid], res.body)
+		return false
+	}
+	wr.errCode[uid] = map[bool]string{true: errorCode}[errorCode != "NoError"]
+	wr.events++ // evse.updated
 	return true
 }
 
@@ -919,6 +1053,20 @@ func testSync(t *testing.T, b backend) {
 		}
 	}
 	assert.Len(t, produced, writers.events, "one logged event per change the writers made")
+	for i, op := range syncOps {
+		assert.Positive(t, writers.ops.n[i+1], "the writers made the change %q", op)
+	}
+	updated, moved := 0, 0
+	for _, e := range produced {
+		if e.Type == "evse.updated" {
+			updated++
+			if e.Data.PreviousLocationID != "" {
+				moved++
+			}
+		}
+	}
+	assert.Positive(t, moved, "evse.updated events of moves (with previousLocationId)")
+	assert.Positive(t, updated-moved, "evse.updated events of changes that did not move an EVSE")
 	var unseen []string
 	for id := range ids {
 		if partnerB.ids[id] == 0 {
