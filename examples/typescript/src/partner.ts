@@ -727,6 +727,14 @@ async function syncLoop(): Promise<void> {
   must((await api.PATCH("/v2/evses/{uid}/connectors/{connectorId}", { params: { path: { uid: 1002, connectorId: 1 } }, body: { maxElectricPower: 111 } })).data,
     "PATCH /v2/evses/1002/connectors/1");
   must((await api.PATCH("/v2/evses/{uid}", { params: { path: { uid } }, body: { status: "AVAILABLE" } })).data, `PATCH /v2/evses/${uid} (commission)`);
+  // A demo EVSE moves to a new location and another charge box: evse.updated names its old
+  // location only in previousLocationId, and that location's evseUids change too.
+  const to = `LOC-MOVE-${stamp}`;
+  must((await api.PUT("/v1/locations/{id}", { params: { path: { id: to } }, body: { ...input, name: "Sync Move" } })).data, `PUT /v1/locations/${to}`);
+  const mover = must([...base.evses.values()].reverse().find((e) => e.status !== "REMOVED" && e.uid !== 1002), "a demo EVSE to move");
+  const moved = must((await api.PATCH("/v2/evses/{uid}", { params: { path: { uid: mover.uid } }, body: { locationId: to, chargeboxId: 9301 } })).data,
+    `PATCH /v2/evses/${mover.uid} (move)`);
+  equal([moved.locationId, moved.chargeboxId], [to, 9301], "the moved EVSE is at its new location and charge box");
   must((await api.DELETE("/v2/evses/{uid}", { params: { path: { uid } } })).data, `DELETE /v2/evses/${uid}`);
   must((await api.DELETE("/v1/locations/{id}", { params: { path: { id } } })).data, `DELETE /v1/locations/${id}`);
 
@@ -745,10 +753,12 @@ async function syncLoop(): Promise<void> {
   // The event log: which items changed; the partner reads them again.
   const ev = await changes("poll /emsp/v1/events", eventsSince, ev0.resume);
   const types = new Set(ev.items.map((e: LoggedEvent) => e.type));
-  for (const t of ["location.created", "evse.created", "evse.connector.updated", "evse.status.changed", "evse.removed", "location.deleted"]) {
+  for (const t of ["location.created", "evse.created", "evse.connector.updated", "evse.status.changed", "evse.updated", "evse.removed", "location.deleted"]) {
     check(types.has(t), `the event log holds a ${t} event`, [...types]);
   }
   check(!types.has("webhook.ping"), "the event log holds no webhook.ping");
+  const move = ev.items.find((e: LoggedEvent) => e.type === "evse.updated" && (e.data as Record<string, unknown>).uid === mover.uid);
+  equal((move?.data as Record<string, unknown> | undefined)?.previousLocationId, mover.locationId, "evse.updated of the move names the location left");
   const touchedEvses = new Set<number>();
   const touchedLocations = new Set<string>();
   for (const e of [...ev0.items, ...ev.items]) {
@@ -757,6 +767,8 @@ async function syncLoop(): Promise<void> {
     if (e.type.startsWith("evse.")) {
       touchedEvses.add(Number(d.uid));
       if (typeof d.locationId === "string") touchedLocations.add(d.locationId); // its lastUpdated and evseUids move too
+      // evse.updated of a move: the location the EVSE left changed too.
+      if (e.type === "evse.updated" && typeof d.previousLocationId === "string") touchedLocations.add(d.previousLocationId);
     }
   }
   for (const u of touchedEvses) {
