@@ -76,8 +76,9 @@ type EventLog interface {
 	// there is no such webhook.
 	SendTestEvent(ctx context.Context, owner, webhookID string, ev Event, now time.Time) error
 	// ReplayEvents queues the logged events r selects for owner's webhook again, due now,
-	// each in the payload version of the webhook's subscription to its type, skipping
-	// events already pending for it, and returns how many it queued. ErrNotFound if there
+	// each in the payload version of the webhook's subscription to its type, also events
+	// still pending for it (their earlier delivery may still fail for good; receivers
+	// drop the duplicate by its id), and returns how many it queued. ErrNotFound if there
 	// is no such webhook.
 	ReplayEvents(ctx context.Context, owner, webhookID string, r Replay, now time.Time) (int, error)
 	// PruneEvents removes, in one short transaction, at most limit of each: pending

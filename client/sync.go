@@ -262,7 +262,7 @@ type Replay struct {
 // ReplayWebhook queues the logged events r selects for delivery to webhook webhookID
 // again, with their original ids (receivers drop the duplicates) in the payload version
 // of the webhook's subscription, and returns how many it queued; events still waiting
-// for the webhook are not queued twice. It is not retried. It fails with ErrInvalid
+// for the webhook are queued again too. It is not retried. It fails with ErrInvalid
 // (Error.Param names the field) if Until is not after Since or a type is not subscribed,
 // ErrNotFound if there is no such webhook, ErrConflict (code webhook_disabled) if it is
 // disabled, ErrForbidden if the API key is not accepted, and ErrRateLimited or

@@ -278,9 +278,9 @@ type ClientInterface interface {
 	// signature and retries. Events older than the retention period are no longer in the
 	// log and cannot be replayed.
 	//
-	// An event still waiting for delivery to this subscription is not queued twice (and
-	// not counted). No `Idempotency-Key`: a repeated call queues again what was delivered
-	// meanwhile and skips what is still waiting.
+	// An event still waiting for delivery to this subscription is queued again too (its
+	// first delivery may still fail for good), so a receiver may get it twice and drops
+	// the second by its id. No `Idempotency-Key`: a repeated call queues the events again.
 	//
 	// `until` not after `since`, or a type in `types` that the subscription does not
 	// receive, is answered with 400 `invalid_body` naming it. A disabled subscription is
@@ -303,9 +303,9 @@ type ClientInterface interface {
 	// signature and retries. Events older than the retention period are no longer in the
 	// log and cannot be replayed.
 	//
-	// An event still waiting for delivery to this subscription is not queued twice (and
-	// not counted). No `Idempotency-Key`: a repeated call queues again what was delivered
-	// meanwhile and skips what is still waiting.
+	// An event still waiting for delivery to this subscription is queued again too (its
+	// first delivery may still fail for good), so a receiver may get it twice and drops
+	// the second by its id. No `Idempotency-Key`: a repeated call queues the events again.
 	//
 	// `until` not after `since`, or a type in `types` that the subscription does not
 	// receive, is answered with 400 `invalid_body` naming it. A disabled subscription is
@@ -1050,9 +1050,9 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, webhookId WebhookId,
 // signature and retries. Events older than the retention period are no longer in the
 // log and cannot be replayed.
 //
-// An event still waiting for delivery to this subscription is not queued twice (and
-// not counted). No `Idempotency-Key`: a repeated call queues again what was delivered
-// meanwhile and skips what is still waiting.
+// An event still waiting for delivery to this subscription is queued again too (its
+// first delivery may still fail for good), so a receiver may get it twice and drops
+// the second by its id. No `Idempotency-Key`: a repeated call queues the events again.
 //
 // `until` not after `since`, or a type in `types` that the subscription does not
 // receive, is answered with 400 `invalid_body` naming it. A disabled subscription is
@@ -1085,9 +1085,9 @@ func (c *Client) ReplayWebhookWithBody(ctx context.Context, webhookId WebhookId,
 // signature and retries. Events older than the retention period are no longer in the
 // log and cannot be replayed.
 //
-// An event still waiting for delivery to this subscription is not queued twice (and
-// not counted). No `Idempotency-Key`: a repeated call queues again what was delivered
-// meanwhile and skips what is still waiting.
+// An event still waiting for delivery to this subscription is queued again too (its
+// first delivery may still fail for good), so a receiver may get it twice and drops
+// the second by its id. No `Idempotency-Key`: a repeated call queues the events again.
 //
 // `until` not after `since`, or a type in `types` that the subscription does not
 // receive, is answered with 400 `invalid_body` naming it. A disabled subscription is
@@ -3329,9 +3329,9 @@ type ClientWithResponsesInterface interface {
 	// signature and retries. Events older than the retention period are no longer in the
 	// log and cannot be replayed.
 	//
-	// An event still waiting for delivery to this subscription is not queued twice (and
-	// not counted). No `Idempotency-Key`: a repeated call queues again what was delivered
-	// meanwhile and skips what is still waiting.
+	// An event still waiting for delivery to this subscription is queued again too (its
+	// first delivery may still fail for good), so a receiver may get it twice and drops
+	// the second by its id. No `Idempotency-Key`: a repeated call queues the events again.
 	//
 	// `until` not after `since`, or a type in `types` that the subscription does not
 	// receive, is answered with 400 `invalid_body` naming it. A disabled subscription is
@@ -3354,9 +3354,9 @@ type ClientWithResponsesInterface interface {
 	// signature and retries. Events older than the retention period are no longer in the
 	// log and cannot be replayed.
 	//
-	// An event still waiting for delivery to this subscription is not queued twice (and
-	// not counted). No `Idempotency-Key`: a repeated call queues again what was delivered
-	// meanwhile and skips what is still waiting.
+	// An event still waiting for delivery to this subscription is queued again too (its
+	// first delivery may still fail for good), so a receiver may get it twice and drops
+	// the second by its id. No `Idempotency-Key`: a repeated call queues the events again.
 	//
 	// `until` not after `since`, or a type in `types` that the subscription does not
 	// receive, is answered with 400 `invalid_body` naming it. A disabled subscription is
@@ -8421,9 +8421,9 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 // signature and retries. Events older than the retention period are no longer in the
 // log and cannot be replayed.
 //
-// An event still waiting for delivery to this subscription is not queued twice (and
-// not counted). No `Idempotency-Key`: a repeated call queues again what was delivered
-// meanwhile and skips what is still waiting.
+// An event still waiting for delivery to this subscription is queued again too (its
+// first delivery may still fail for good), so a receiver may get it twice and drops
+// the second by its id. No `Idempotency-Key`: a repeated call queues the events again.
 //
 // `until` not after `since`, or a type in `types` that the subscription does not
 // receive, is answered with 400 `invalid_body` naming it. A disabled subscription is
@@ -8452,9 +8452,9 @@ func (c *ClientWithResponses) ReplayWebhookWithBodyWithResponse(ctx context.Cont
 // signature and retries. Events older than the retention period are no longer in the
 // log and cannot be replayed.
 //
-// An event still waiting for delivery to this subscription is not queued twice (and
-// not counted). No `Idempotency-Key`: a repeated call queues again what was delivered
-// meanwhile and skips what is still waiting.
+// An event still waiting for delivery to this subscription is queued again too (its
+// first delivery may still fail for good), so a receiver may get it twice and drops
+// the second by its id. No `Idempotency-Key`: a repeated call queues the events again.
 //
 // `until` not after `since`, or a type in `types` that the subscription does not
 // receive, is answered with 400 `invalid_body` naming it. A disabled subscription is

@@ -1343,7 +1343,7 @@ type WebhookReplay struct {
 
 // WebhookReplayResult What a replay queued.
 type WebhookReplayResult struct {
-	// Queued How many events were queued for delivery (events already waiting for this subscription are not counted).
+	// Queued How many events were queued for delivery (events still waiting for delivery to this subscription are queued again, and counted).
 	//
 	// Example: 12
 	Queued int `json:"queued"`

@@ -175,9 +175,9 @@ func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev c
 
 // ReplayEvents queues the logged events r selects again for owner's webhook (see
 // chargenet.EventLog), due now, in log order, in one transaction: only events of types
-// the webhook subscribes to, each in its subscription's version, and none that is
-// pending for the webhook already. The webhook's row is locked (FOR NO KEY UPDATE), so
-// replays of one webhook take turns and never queue an event twice; the events are
+// the webhook subscribes to, each in its subscription's version, also those still
+// pending for it (a second delivery: receivers drop duplicates by id). The webhook's row
+// is locked (FOR NO KEY UPDATE), so that it cannot be deleted meanwhile; the events are
 // locked FOR KEY SHARE, so that a pruner skips them. It returns how many it queued;
 // when there are any the transaction notifies the listening replicas and the store
 // announces them. An ErrNotFound *chargenet.Error (Param "webhookId") when owner has no
@@ -205,8 +205,7 @@ func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r cha
 			args = append(args, r.Types)
 			q += ` AND e.type = ANY($` + strconv.Itoa(len(args)) + `::text[])`
 		}
-		q += ` AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id AND o.webhook_id = w.webhook_id) ` +
-			`ORDER BY e.xid, e.seq FOR KEY SHARE OF e`
+		q += ` ORDER BY e.xid, e.seq FOR KEY SHARE OF e`
 		tag, err := tx.Exec(ctx, q, args...)
 		if err != nil {
 			return err

@@ -494,7 +494,11 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 		}
 	}
 	if a.ReceiverDown() {
-		if _, err := tx.Exec(ctx, `UPDATE outbox SET next_attempt_at = GREATEST(next_attempt_at, $1) WHERE webhook_id = $2 `+
+		// Only the rows due before then: those deferred already are not written again, so
+		// that a receiver that stays down costs one short update per attempt, not a
+		// rewrite of its whole backlog (a long transaction would hold back the change
+		// lists and the event log of every replica).
+		if _, err := tx.Exec(ctx, `UPDATE outbox SET next_attempt_at = $1 WHERE webhook_id = $2 AND next_attempt_at < $1 `+
 			`AND id <> $3 AND (leased_until IS NULL OR leased_until <= $4)`, next, d.Webhook.ID, d.ID, stamp(a.AttemptedAt)); err != nil {
 			return err
 		}

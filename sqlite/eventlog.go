@@ -147,8 +147,8 @@ func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev c
 
 // ReplayEvents queues the logged events r selects again for owner's webhook (see
 // chargenet.EventLog), due now, in seq order, in one transaction: only events of types
-// the webhook subscribes to, each in its subscription's version, and none that is
-// pending for the webhook already. It returns how many it queued and announces them
+// the webhook subscribes to, each in its subscription's version, also those still
+// pending for it (a second delivery: receivers drop duplicates by id). It returns how many it queued and announces them
 // when there are any. An ErrNotFound *chargenet.Error (Param "webhookId") when owner
 // has no such webhook; other errors are wrapped driver errors.
 func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r chargenet.Replay, now time.Time) (int, error) {
@@ -169,7 +169,7 @@ func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r cha
 		}
 		cond, targs := typeIn("e.type", r.Types)
 		q, args = q+cond, append(args, targs...)
-		q += ` AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id AND o.webhook_id = w.webhook_id) ORDER BY e.seq`
+		q += ` ORDER BY e.seq`
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return err

@@ -639,7 +639,7 @@ func TestEventLogMigration(t *testing.T) {
 	s := mustOpen(t, path)
 	ms, err := s.Migrations(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, "0012_event_log.sql", ms[len(ms)-1].Name)
+	assert.True(t, slices.ContainsFunc(ms, func(m sqlite.Migration) bool { return m.Name == "0012_event_log.sql" }), "migrated through the event log")
 	logged, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
 	require.NoError(t, err)
 	require.Len(t, logged, 2)

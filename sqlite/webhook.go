@@ -491,8 +491,9 @@ func recordAttempt(ctx context.Context, tx *sql.Tx, d *chargenet.Delivery, a *ch
 	}
 	if a.ReceiverDown() {
 		// Text times of a fixed width compare like the times they hold.
-		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET next_attempt_at = MAX(next_attempt_at, ?) WHERE webhook_id = ? `+
-			`AND id <> ? AND (leased_until IS NULL OR leased_until <= ?)`, next, d.Webhook.ID, d.ID, formatTime(a.AttemptedAt)); err != nil {
+		// Only the rows due before then: those deferred already are not written again.
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET next_attempt_at = ? WHERE webhook_id = ? AND next_attempt_at < ? `+
+			`AND id <> ? AND (leased_until IS NULL OR leased_until <= ?)`, next, d.Webhook.ID, next, d.ID, formatTime(a.AttemptedAt)); err != nil {
 			return err
 		}
 	}
