@@ -190,31 +190,24 @@ func NewOperatorStatusChangedEvent(e *EVSE, previous EvseStatus, now time.Time) 
 // NewEVSEEvent returns the event of type typ (evse.created or evse.removed) of e as it
 // is after the change: the contract's EvseEventData.
 func NewEVSEEvent(typ string, e *EVSE, now time.Time) (Event, error) {
-	doc, err := EVSEJSON(e)
-	if err != nil {
-		return Event{}, err
-	}
-	data, err := json.Marshal(struct {
-		evseData
-		EVSE json.RawMessage `json:"evse"`
-	}{newEVSEData(e), doc})
-	if err != nil {
-		return Event{}, err
-	}
-	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Data: data}, nil
+	return newEVSEEvent(typ, e, "", now)
 }
 
 // NewEVSEUpdatedEvent returns the evse.updated event of e as it is after a change that
-// no other event describes: the contract's EvseUpdatedData, EvseEventData with
-// previousLocationId when the change moved e away from location previousLocationID ("" or
-// e's own location when it did not move).
+// no other event describes: the contract's EvseEventData, with previousLocationId when
+// the change moved e away from location previousLocationID ("" or e's own location when
+// it did not move).
 func NewEVSEUpdatedEvent(e *EVSE, previousLocationID string, now time.Time) (Event, error) {
+	if previousLocationID == e.LocationID {
+		previousLocationID = ""
+	}
+	return newEVSEEvent(EventEVSEUpdated, e, previousLocationID, now)
+}
+
+func newEVSEEvent(typ string, e *EVSE, previousLocationID string, now time.Time) (Event, error) {
 	doc, err := EVSEJSON(e)
 	if err != nil {
 		return Event{}, err
-	}
-	if previousLocationID == e.LocationID {
-		previousLocationID = ""
 	}
 	data, err := json.Marshal(struct {
 		evseData
@@ -224,7 +217,7 @@ func NewEVSEUpdatedEvent(e *EVSE, previousLocationID string, now time.Time) (Eve
 	if err != nil {
 		return Event{}, err
 	}
-	return Event{ID: NewID("evt_", now), Type: EventEVSEUpdated, Time: now.UTC(), Data: data}, nil
+	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Data: data}, nil
 }
 
 // NewLocationEvent returns the event of type typ (location.created, .updated or
