@@ -271,6 +271,7 @@ func ExampleClient_EventTypes() {
 	// evse.created [1.0] latest 1.0
 	// evse.removed [1.0] latest 1.0
 	// evse.status.changed [1.0 1.1] latest 1.1
+	// evse.updated [1.0] latest 1.0
 	// location.created [1.0] latest 1.0
 	// location.deleted [1.0] latest 1.0
 	// location.updated [1.0] latest 1.0

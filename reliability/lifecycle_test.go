@@ -206,7 +206,7 @@ func TestLifecycleWebhooks(t *testing.T) {
 			srv := serve(t, b.database(t), webhookArgs...)
 			a := newAPI(srv.Base, true)
 			types := []string{"location.created", "location.updated", "location.deleted", "evse.created", "evse.removed",
-				"evse.status.changed", "evse.connector.created", "evse.connector.deleted"}
+				"evse.status.changed", "evse.updated", "evse.connector.created", "evse.connector.deleted"}
 			subscribe(t, a, rcv, "/life", types...)
 
 			type change struct {
@@ -240,6 +240,8 @@ func TestLifecycleWebhooks(t *testing.T) {
 			want = append(want, change{"evse.created", 1})
 			path := fmt.Sprintf("/v2/evses/%d", e.UID)
 			step(http.MethodPatch, path, `{"status": "AVAILABLE"}`, http.StatusOK, "evse.status.changed")
+			step(http.MethodPatch, path, `{"chargeboxId": 8002}`, http.StatusOK, "evse.updated")
+			step(http.MethodPatch, path, `{"chargeboxId": 8002}`, http.StatusOK) // again: no event
 			step(http.MethodPost, path+"/connectors", `{"standard": "IEC_62196_T2", "format": "SOCKET", "powerType": "AC_3_PHASE",
 				"maxElectricPower": 11, "maxAmperage": 16, "maxVoltage": 400}`, http.StatusCreated, "evse.connector.created")
 			step(http.MethodDelete, path+"/connectors/2", "", http.StatusOK, "evse.connector.deleted")
