@@ -452,12 +452,12 @@ func testChangeEVSE(t *testing.T, open Opener) {
 		{
 			name: "charge box", uid: 1001, change: patchEVSE(chargenet.EVSEPatch{ChargeboxID: ptr(int64(777))}, ""),
 			events: []string{chargenet.EventEVSEUpdated},
-			check: func(t *testing.T, e *chargenet.EVSE, _ time.Time) { assert.Equal(t, int64(777), e.ChargeboxID) },
+			check:  func(t *testing.T, e *chargenet.EVSE, _ time.Time) { assert.Equal(t, int64(777), e.ChargeboxID) },
 		},
 		{
 			name: "move to a location without EVSEs", uid: 1001, change: patchEVSE(chargenet.EVSEPatch{LocationID: ptr("LOC-0030")}, ""),
 			events: []string{chargenet.EventEVSEUpdated},
-			check: func(t *testing.T, e *chargenet.EVSE, _ time.Time) { assert.Equal(t, "LOC-0030", e.LocationID) },
+			check:  func(t *testing.T, e *chargenet.EVSE, _ time.Time) { assert.Equal(t, "LOC-0030", e.LocationID) },
 		},
 		{
 			name: "move beside other EVSEs, with a status", uid: 1003,
