@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"time"
 
 	"github.com/chargenet/chargenet/gen"
 )
@@ -71,9 +72,13 @@ func (c *Client) UpdateConnector(ctx context.Context, uid, connectorID int64, pa
 // ErrForbidden if the API key is not accepted, and ErrRateLimited or ErrUnavailable if
 // the service still refuses after the retries.
 func (c *Client) EVSEsPage(ctx context.Context, req PageRequest, opts ...CallOption) (*EVSEPage, error) {
-	o := newCallOptions(opts)
+	return c.evsesPage(ctx, req, nil, newCallOptions(opts))
+}
+
+// evsesPage reads one page of GET /v2/evses, of the change list when since is not nil.
+func (c *Client) evsesPage(ctx context.Context, req PageRequest, since *time.Time, o *callOptions) (*EVSEPage, error) {
 	const op = "GET /v2/evses"
-	var params gen.ListEvsesParams
+	params := gen.ListEvsesParams{UpdatedSince: since}
 	params.Cursor, params.Limit = req.params()
 	res, err := c.api.ListEvses(ctx, &params)
 	if err := c.answer(op, o, nil, res, err); err != nil {

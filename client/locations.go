@@ -6,6 +6,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/chargenet/chargenet/gen"
 )
@@ -44,9 +45,14 @@ func (c *Client) Location(ctx context.Context, id string, opts ...CallOption) (*
 // ErrForbidden if the API key is not accepted, and ErrRateLimited or ErrUnavailable if
 // the service still refuses after the retries.
 func (c *Client) LocationsPage(ctx context.Context, req PageRequest, opts ...CallOption) (*LocationPage, error) {
-	o := newCallOptions(opts)
+	return c.locationsPage(ctx, req, nil, newCallOptions(opts))
+}
+
+// locationsPage reads one page of GET /v1/locations, of the change list when since is
+// not nil.
+func (c *Client) locationsPage(ctx context.Context, req PageRequest, since *time.Time, o *callOptions) (*LocationPage, error) {
 	const op = "GET /v1/locations"
-	var params gen.ListLocationsParams
+	params := gen.ListLocationsParams{UpdatedSince: since}
 	params.Cursor, params.Limit = req.params()
 	res, err := c.api.ListLocations(ctx, &params)
 	if err := c.answer(op, o, nil, res, err); err != nil {

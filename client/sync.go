@@ -92,20 +92,8 @@ func newChanges[T any](opts SyncOptions, fetch func(context.Context, PageRequest
 // or another since (code invalid_cursor), ErrForbidden if the API key is not accepted,
 // and ErrRateLimited or ErrUnavailable if the service still refuses after the retries.
 func (c *Client) LocationsSince(since time.Time, opts SyncOptions) *Changes[Location] {
-	const op = "GET /v1/locations"
 	return newChanges(opts, func(ctx context.Context, req PageRequest) (*Page[Location], error) {
-		o := newCallOptions(nil)
-		params := gen.ListLocationsParams{UpdatedSince: &since}
-		params.Cursor, params.Limit = req.params()
-		res, err := c.api.ListLocations(ctx, &params)
-		if err := c.answer(op, o, nil, res, err); err != nil {
-			return nil, err
-		}
-		parsed, err := gen.ParseListLocationsResponse(res)
-		if err != nil || parsed.JSON200 == nil {
-			return nil, decodeError(op, res, err)
-		}
-		return newPage(parsed.JSON200.Data, parsed.JSON200.Pagination, locationFromAPI), nil
+		return c.locationsPage(ctx, req, &since, newCallOptions(nil))
 	})
 }
 
@@ -113,20 +101,8 @@ func (c *Client) LocationsSince(since time.Time, opts SyncOptions) *Changes[Loca
 // included, in the order they changed, with the errors of LocationsSince. See Changes
 // for how to poll for later changes.
 func (c *Client) EVSEsSince(since time.Time, opts SyncOptions) *Changes[EVSE] {
-	const op = "GET /v2/evses"
 	return newChanges(opts, func(ctx context.Context, req PageRequest) (*Page[EVSE], error) {
-		o := newCallOptions(nil)
-		params := gen.ListEvsesParams{UpdatedSince: &since}
-		params.Cursor, params.Limit = req.params()
-		res, err := c.api.ListEvses(ctx, &params)
-		if err := c.answer(op, o, nil, res, err); err != nil {
-			return nil, err
-		}
-		parsed, err := gen.ParseListEvsesResponse(res)
-		if err != nil || parsed.JSON200 == nil {
-			return nil, decodeError(op, res, err)
-		}
-		return newPage(parsed.JSON200.Data, parsed.JSON200.Pagination, evseFromAPI), nil
+		return c.evsesPage(ctx, req, &since, newCallOptions(nil))
 	})
 }
 

@@ -205,16 +205,8 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 		if err != nil {
 			return err
 		}
-		var ids []any
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				_ = rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		ids, err := scanIDs(rows)
+		if err != nil {
 			return err
 		}
 		if len(ids) > 0 {

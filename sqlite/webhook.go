@@ -403,16 +403,8 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, l
 		if err != nil {
 			return err
 		}
-		var ids []any
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				_ = rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil || len(ids) == 0 {
+		ids, err := scanIDs(rows)
+		if err != nil || len(ids) == 0 {
 			return err
 		}
 		// The claimed deliveries with their events and webhooks, in one read.
@@ -540,4 +532,18 @@ func nullTime(t time.Time) any {
 		return nil
 	}
 	return formatTime(t)
+}
+
+// scanIDs reads the integer ids rows return, as query arguments, and closes rows.
+func scanIDs(rows *sql.Rows) ([]any, error) {
+	var ids []any
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			_ = rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, errors.Join(rows.Err(), rows.Close())
 }
