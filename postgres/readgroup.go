@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/jackc/puddle/v2"
 )
@@ -21,13 +20,11 @@ var errStoreClosed = fmt.Errorf("the store is closed: %w", puddle.ErrClosedPool)
 // Identical reads waiting together (a popular EVSE, the first page of a list) are asked
 // for once.
 type readGroup[K comparable, V any] struct {
-	in    chan *readRequest[K, V]
+	in    chan *readRequest[K, V] // buffered (readGroupMax): reads made during a round trip wait here for the next
 	fetch func(ctx context.Context, keys []K) (map[K]V, error)
 	quit  chan struct{}
 	wg    sync.WaitGroup
 	once  sync.Once
-
-	waiting atomic.Int64 // reads waiting for a loop to take them
 }
 
 type readRequest[K comparable, V any] struct {
@@ -47,7 +44,7 @@ const readGroupMax = 64
 // startReadGroup starts loops reader loops answering reads with fetch, which returns
 // the value of each key it found, reading them all in one round trip.
 func startReadGroup[K comparable, V any](loops int, fetch func(ctx context.Context, keys []K) (map[K]V, error)) *readGroup[K, V] {
-	g := &readGroup[K, V]{in: make(chan *readRequest[K, V]), fetch: fetch, quit: make(chan struct{})}
+	g := &readGroup[K, V]{in: make(chan *readRequest[K, V], readGroupMax), fetch: fetch, quit: make(chan struct{})}
 	for range loops {
 		g.wg.Add(1)
 		go g.loop()
@@ -60,20 +57,18 @@ func startReadGroup[K comparable, V any](loops int, fetch func(ctx context.Conte
 func (g *readGroup[K, V]) get(ctx context.Context, key K) (V, bool, error) {
 	var zero V
 	r := &readRequest[K, V]{key: key, done: make(chan readResult[V], 1)}
-	g.waiting.Add(1)
 	select {
 	case g.in <- r:
-		g.waiting.Add(-1)
 	case <-g.quit:
-		g.waiting.Add(-1)
 		return zero, false, errStoreClosed
 	case <-ctx.Done():
-		g.waiting.Add(-1)
 		return zero, false, ctx.Err()
 	}
 	select {
 	case res := <-r.done:
 		return res.v, res.found, res.err
+	case <-g.quit: // closed before a loop took the read
+		return zero, false, errStoreClosed
 	case <-ctx.Done():
 		return zero, false, ctx.Err()
 	}

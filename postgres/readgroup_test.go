@@ -67,7 +67,7 @@ func TestReadGroup(t *testing.T) {
 			got[i], found[i] = v, ok
 		}()
 	}
-	require.Eventually(t, func() bool { return g.waiting.Load() == int64(len(keys)) }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return len(g.in) == len(keys) }, 5*time.Second, time.Millisecond,
 		"the reads wait for the held fetch")
 	close(release)
 	wg.Wait()
