@@ -5,9 +5,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
-	"github.com/chargenet/chargenet/postgres"
 	"github.com/chargenet/chargenet/storetest"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,15 +16,8 @@ import (
 // not return B's changes (a partner would resume after them and never see A's); once A
 // commits they return both, A's first.
 func TestChangeListHorizon(t *testing.T) {
-	u := NewSchemaURL(t)
 	ctx := t.Context()
-	s, err := postgres.Open(ctx, u, postgres.Options{})
-	require.NoError(t, err)
-	defer func() { _ = s.Close() }()
-	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
-	db, err := pgxpool.New(ctx, u)
-	require.NoError(t, err)
-	defer db.Close()
+	s, db := mustOpenDemo(t)
 
 	// A partner that has read both lists to their end (waiting until the import shows:
 	// other databases' transactions on the server may hold the horizon for a moment).
@@ -121,17 +112,10 @@ func BenchmarkLocationChanges(b *testing.B) {
 // losing the JSON the store keeps beside it (an UPDATE of the rows would clear every
 // location's, see migration 0010).
 func TestChangePositionsMigration(t *testing.T) {
-	u := NewSchemaURL(t)
 	ctx := t.Context()
-	s, err := postgres.Open(ctx, u, postgres.Options{})
-	require.NoError(t, err)
-	defer func() { _ = s.Close() }()
-	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
-	db, err := pgxpool.New(ctx, u)
-	require.NoError(t, err)
-	defer db.Close()
+	s, db := mustOpenDemo(t)
 	// Back to the schema before 0011, rows and their JSON kept.
-	_, err = db.Exec(ctx, `DROP FUNCTION set_change_xid, connectors_change_xid, evses_location_change_xid CASCADE;
+	_, err := db.Exec(ctx, `DROP FUNCTION set_change_xid, connectors_change_xid, evses_location_change_xid CASCADE;
 		DROP INDEX evses_last_updated, locations_last_updated;
 		ALTER TABLE evses DROP COLUMN change_xid;
 		ALTER TABLE locations DROP COLUMN change_xid;

@@ -17,15 +17,8 @@ import (
 // make stale, and that the store answers those rows correctly and writes their JSON
 // again when it opens.
 func TestStoredDocs(t *testing.T) {
-	u := NewSchemaURL(t)
 	ctx := t.Context()
-	s, err := postgres.Open(ctx, u, postgres.Options{})
-	require.NoError(t, err)
-	defer func() { _ = s.Close() }()
-	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
-	db, err := pgxpool.New(ctx, u)
-	require.NoError(t, err)
-	defer db.Close()
+	s, db := mustOpenDemo(t)
 	count := func(query string) int {
 		t.Helper()
 		var n int
@@ -38,7 +31,7 @@ func TestStoredDocs(t *testing.T) {
 	assert.Zero(t, count(staleLocations), "the import stores every location's JSON")
 
 	power := 12.5
-	_, err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", time.Now())
+	_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", time.Now())
 	require.NoError(t, err)
 	_, err = s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 502, Status: "Faulted", ErrorCode: "OtherError",
 		Timestamp: time.Now()}, time.Now())
@@ -88,7 +81,7 @@ func TestStoredDocs(t *testing.T) {
 	requireSameDocs(t, s)
 
 	// Opening again writes the missing JSON.
-	s2, err := postgres.Open(ctx, u, postgres.Options{})
+	s2, err := postgres.Open(ctx, db.Config().ConnString(), postgres.Options{})
 	require.NoError(t, err)
 	defer func() { _ = s2.Close() }()
 	assert.Zero(t, count(staleEVSEs))

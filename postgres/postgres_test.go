@@ -173,6 +173,21 @@ func MustOpenDB(tb testing.TB) *postgres.Store {
 	return s
 }
 
+// mustOpenDemo returns a store like MustOpenDB holding the demo inventory, and a pool
+// on its schema for the plain SQL a test runs beside the store (closed when tb ends).
+func mustOpenDemo(tb testing.TB) (*postgres.Store, *pgxpool.Pool) {
+	tb.Helper()
+	u := NewSchemaURL(tb)
+	s, err := postgres.Open(tb.Context(), u, postgres.Options{})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = s.Close() })
+	require.NoError(tb, s.Import(tb.Context(), chargenet.DemoInventory(time.Now())))
+	db, err := pgxpool.New(tb.Context(), u)
+	require.NoError(tb, err)
+	tb.Cleanup(db.Close)
+	return s, db
+}
+
 func TestStore(t *testing.T) {
 	adminURL(t)
 	storetest.Run(t, func(t testing.TB) chargenet.Store { return MustOpenDB(t) })
