@@ -100,6 +100,20 @@ func identity(d json.RawMessage) (json.RawMessage, error) { return d, nil }
 // {"type", "timestamp", "data"}. It returns an error for a type or version without a
 // renderer.
 func (e *Event) Render(version string) ([]byte, error) {
+	data, err := e.RenderData(version)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		Type      string          `json:"type"`
+		Timestamp string          `json:"timestamp"`
+		Data      json.RawMessage `json:"data"`
+	}{e.Type, e.Time.UTC().Format(time.RFC3339Nano), data})
+}
+
+// RenderData returns e's data in payload version version. It returns an error for a
+// type or version without a renderer.
+func (e *Event) RenderData(version string) (json.RawMessage, error) {
 	r, ok := Renderers[e.Type][version]
 	if !ok {
 		return nil, fmt.Errorf("event %s: no renderer for %s version %s", e.ID, e.Type, version)
@@ -108,11 +122,7 @@ func (e *Event) Render(version string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("event %s: rendering %s version %s: %w", e.ID, e.Type, version, err)
 	}
-	return json.Marshal(struct {
-		Type      string          `json:"type"`
-		Timestamp string          `json:"timestamp"`
-		Data      json.RawMessage `json:"data"`
-	}{e.Type, e.Time.UTC().Format(time.RFC3339Nano), data})
+	return data, nil
 }
 
 // evseData are the fields every EVSE event's data starts with.

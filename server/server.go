@@ -68,6 +68,7 @@ type Server struct {
 	now        func() time.Time
 	eventTypes encodedEventTypes // the catalogue, encoded once: it never changes while running
 	catalogue  []chargenet.EventType
+	typeIndex  map[string]*chargenet.EventType // the catalogue by type
 
 	allowInsecureWebhooks bool
 	notify                func()
@@ -101,7 +102,11 @@ func New(cfg Config) (*echo.Echo, error) {
 		cfg.Notify = func() {}
 	}
 	s := &Server{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now, catalogue: types,
-		allowInsecureWebhooks: cfg.AllowInsecureWebhooks, notify: cfg.Notify, metrics: cfg.Metrics}
+		allowInsecureWebhooks: cfg.AllowInsecureWebhooks, notify: cfg.Notify, metrics: cfg.Metrics,
+		typeIndex: make(map[string]*chargenet.EventType, len(types))}
+	for i := range types {
+		s.typeIndex[types[i].Type] = &types[i]
+	}
 	var list gen.EventTypeList
 	for _, t := range types {
 		list.EventTypes = append(list.EventTypes, gen.EventType{Type: t.Type, ApiVersions: t.APIVersions, Latest: t.Latest})

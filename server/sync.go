@@ -109,7 +109,7 @@ func (s *Server) loggedType(t string) error {
 		return newError(http.StatusBadRequest, chargenet.CodeInvalidParameter, "type",
 			"query parameter \"type\": %s events are not in the event log (they are sent only to the webhook under test)", t)
 	}
-	if !slices.ContainsFunc(s.catalogue, func(et chargenet.EventType) bool { return et.Type == t }) {
+	if s.typeIndex[t] == nil {
 		return newError(http.StatusBadRequest, chargenet.CodeInvalidParameter, "type",
 			"query parameter \"type\": %q is not an event type; see GET /emsp/v1/webhooks/event_types", t)
 	}
@@ -121,20 +121,14 @@ func (s *Server) loggedType(t string) error {
 // than apiVersion (its oldest version when every one is newer), or its type's latest
 // when apiVersion is nil. An apiVersion that no type has is a 400.
 func (s *Server) renderer(apiVersion *string) (func(*chargenet.Event) (gen.LoggedEvent, error), error) {
-	byType := make(map[string]*chargenet.EventType, len(s.catalogue))
-	known := false
-	for i := range s.catalogue {
-		byType[s.catalogue[i].Type] = &s.catalogue[i]
-		if apiVersion != nil && slices.Contains(s.catalogue[i].APIVersions, *apiVersion) {
-			known = true
-		}
-	}
-	if apiVersion != nil && !known {
+	if apiVersion != nil && !slices.ContainsFunc(s.catalogue, func(et chargenet.EventType) bool {
+		return slices.Contains(et.APIVersions, *apiVersion)
+	}) {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidParameter, "api_version",
 			"query parameter \"api_version\": no event type has version %q; see GET /emsp/v1/webhooks/event_types", *apiVersion)
 	}
 	return func(e *chargenet.Event) (gen.LoggedEvent, error) {
-		et, ok := byType[e.Type]
+		et, ok := s.typeIndex[e.Type]
 		if !ok {
 			return gen.LoggedEvent{}, fmt.Errorf("event %s: type %s is not in the catalogue", e.ID, e.Type)
 		}
@@ -147,13 +141,9 @@ func (s *Server) renderer(apiVersion *string) (func(*chargenet.Event) (gen.Logge
 				}
 			}
 		}
-		r, ok := chargenet.Renderers[e.Type][version]
-		if !ok {
-			return gen.LoggedEvent{}, fmt.Errorf("event %s: no renderer for %s version %s", e.ID, e.Type, version)
-		}
-		data, err := r(e.Data)
+		data, err := e.RenderData(version)
 		if err != nil {
-			return gen.LoggedEvent{}, fmt.Errorf("event %s: rendering %s version %s: %w", e.ID, e.Type, version, err)
+			return gen.LoggedEvent{}, err
 		}
 		out := gen.LoggedEvent{Id: e.ID, Type: e.Type, ApiVersion: version, Timestamp: e.Time.UTC()}
 		if err := out.Data.UnmarshalJSON(data); err != nil {
