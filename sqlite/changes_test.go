@@ -73,7 +73,7 @@ func TestChangePositionsMigration(t *testing.T) {
 		names = append(names, n)
 	}
 	require.NoError(t, rows.Close())
-	require.Len(t, names, 9)
+	require.Len(t, names, 11)
 	for _, n := range names {
 		_, err := s.write.ExecContext(ctx, `DROP TRIGGER `+n)
 		require.NoError(t, err)

@@ -64,11 +64,12 @@ func (s *Store) ReadCacheProbeRefsForTest() int {
 	return s.cache.probe.refs
 }
 
-// SetChangeLogKeepForTest makes the stores keep n cache_changes rows until the test ends.
-func SetChangeLogKeepForTest(tb testing.TB, n int64) {
-	old := changeLogKeep
-	changeLogKeep = n
-	tb.Cleanup(func() { changeLogKeep = old })
+// SetCacheSyncLimitForTest makes a read-cache sync drop EVSEs one by one only up to n
+// of them until the test ends.
+func SetCacheSyncLimitForTest(tb testing.TB, n int) {
+	old := syncLimit
+	syncLimit = n
+	tb.Cleanup(func() { syncLimit = old })
 }
 
 // MigrateBeforeForTest creates the database at path with the embedded migrations whose

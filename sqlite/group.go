@@ -25,12 +25,11 @@ const (
 	setStatusQuery          = `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`
 	setConnectorStatusQuery = `UPDATE connectors SET error_code = ?, error_info = ?, error_vendor_code = ?, ` +
 		`status_at = ? WHERE evse_uid = ? AND id = ?`
-	pruneChangesQuery = `DELETE FROM cache_changes WHERE seq <= (SELECT max(seq) FROM cache_changes) - ?`
 )
 
 // groupStatements are those statements, prepared.
 type groupStatements struct {
-	chargeboxEVSEs, statusTimes, setStatus, setConnectorStatus, pruneChanges *sql.Stmt
+	chargeboxEVSEs, statusTimes, setStatus, setConnectorStatus *sql.Stmt
 }
 
 // groupStore is the store as internal/groupcommit sees it.
@@ -147,9 +146,6 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 	}
 	queued, err := s.recordEvents(ctx, tx, events...)
 	if err != nil {
-		return t.fail(err)
-	}
-	if _, err := tx.StmtContext(ctx, s.g.pruneChanges).ExecContext(ctx, changeLogKeep); err != nil {
 		return t.fail(err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -159,9 +159,6 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 			}
 		}
 	}
-	if _, err := tx.StmtContext(ctx, s.g.pruneChanges).ExecContext(ctx, changeLogKeep); err != nil {
-		return wrap(op, err)
-	}
 	return wrap(op, tx.Commit())
 }
 

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,13 +29,15 @@ type walVersion [walIndexHeaderWords]uint32
 // The cache knows when anything was committed: SQLite rewrites the WAL-index header on
 // every commit, by any connection or process (`chargenet import` beside a running
 // server), before the commit returns, and the cache maps that header (walProbe). It
-// learns what was committed from the database itself: triggers record, in the
-// transaction of every change of an EVSE, its connectors or a location, the EVSE's uid
-// in cache_changes and a new generation of the location pages in cache_pages (migration
-// 0010), whoever writes. When a read finds the header moved since the cache's last sync,
-// the cache reads the rows after the last one it saw, drops the EVSEs named there, and
-// drops its pages if the generation moved; entries a commit did not touch stay. A gap in
-// the rows (pruned before this cache read them) drops everything.
+// learns what was committed from the database itself, from the change positions that
+// triggers take in the transaction of every change, whoever writes (migrations 0011 and
+// 0014): an EVSE whose evse_changes position is past the last one the cache read has
+// changed (its row or its connectors), and the location pages have changed when the
+// highest location_changes position has moved. When a read finds the header moved since
+// the cache's last sync, the cache reads the EVSEs moved past its position, drops them,
+// and drops its pages if the location position moved; entries a commit did not touch
+// stay. More than syncLimit EVSEs moved since the last sync drop everything (a sync
+// reads at most that many rows).
 //
 // An entry is served only while the header still equals the one of the last sync (no
 // commit since), and stored only if no sync has happened since the reader probed the
@@ -53,8 +56,8 @@ type readCache struct {
 	at        walVersion // the header of the last sync
 	synced    bool       // at, seq and gen hold a sync's result
 	epoch     uint64     // incremented by every sync
-	seq       int64      // the last cache_changes row seen
-	gen       int64      // the cache_pages generation seen
+	seq       int64      // the highest evse_changes position seen
+	gen       int64      // the highest location_changes position seen
 	size      int        // bytes held
 	pageBytes int        // of which in pages
 	evses     map[int64]evseDocEntry
@@ -63,9 +66,10 @@ type readCache struct {
 	hits, misses atomic.Uint64
 }
 
-// changeReader reads, in one snapshot, the cache_pages generation and the uids of the
-// cache_changes rows after seq, with the first and last of their seqs (0 if none).
-type changeReader func(ctx context.Context, after int64) (gen int64, uids []int64, first, last int64, err error)
+// changeReader reads, in one snapshot, the highest location_changes position (gen), the
+// highest evse_changes position (last) and the uids of the EVSEs whose position is past
+// after, at most syncLimit+1 of them.
+type changeReader func(ctx context.Context, after int64) (gen, last int64, uids []int64, err error)
 
 type evseDocEntry struct {
 	doc     []byte
@@ -110,10 +114,13 @@ func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 	c.mu.Lock()
 	synced, after := c.synced, c.seq
 	c.mu.Unlock()
+	if !synced {
+		after = math.MaxInt64 // nothing cached to drop: read only the positions
+	}
 	// The header was read before the rows: the rows include every commit up to v, and
 	// perhaps later ones (then the header has moved past v and nothing is served
 	// until the next sync).
-	gen, uids, first, last, err := c.changes(ctx, after)
+	gen, last, uids, err := c.changes(ctx, after)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.epoch++
@@ -123,8 +130,8 @@ func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 		return cacheView{}, false
 	}
 	switch {
-	case !synced || (first != 0 && first != after+1):
-		c.resetLocked() // the first sync, or rows this cache never saw were pruned
+	case !synced || len(uids) > syncLimit:
+		c.resetLocked() // the first sync, or too many EVSEs changed to drop one by one
 	default:
 		for _, uid := range uids {
 			if e, ok := c.evses[uid]; ok {
@@ -137,10 +144,7 @@ func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 			c.pages, c.pageBytes = nil, 0
 		}
 	}
-	c.at, c.gen, c.synced = v, gen, true
-	if last != 0 {
-		c.seq = last
-	}
+	c.at, c.gen, c.seq, c.synced = v, gen, last, true
 	return cacheView{at: v, epoch: c.epoch}, true
 }
 
@@ -258,35 +262,36 @@ func (c *readCache) count(hit bool) {
 // cached slice copies it instead of writing into the cache.
 func clip(b []byte) []byte { return b[:len(b):len(b)] }
 
-// changesQuery reads, in one statement (one snapshot), the cache_pages generation (the
-// row with seq 0) and the cache_changes rows after seq ?.
-const changesQuery = `SELECT 0, gen FROM cache_pages UNION ALL SELECT seq, evse_uid FROM cache_changes WHERE seq > ?`
+// changesQuery reads, in one statement (one snapshot), the highest location_changes
+// position (the row with uid -1), the highest evse_changes position (uid -2) and the
+// EVSEs whose position is past ?, at most ? of them.
+const changesQuery = `SELECT -1, coalesce(max(pos), 0) FROM location_changes ` +
+	`UNION ALL SELECT -2, coalesce(max(pos), 0) FROM evse_changes ` +
+	`UNION ALL SELECT * FROM (SELECT uid, pos FROM evse_changes WHERE pos > ? ORDER BY pos LIMIT ?)`
 
-// changeLogKeep is how many cache_changes rows the store keeps: a cache that syncs
-// less often than every changeLogKeep changed rows finds a gap and starts afresh.
-var changeLogKeep int64 = 4096
+// syncLimit is how many changed EVSEs a sync drops one by one; past it, it starts afresh.
+var syncLimit = 4096
 
 // readChanges is the store's changeReader.
-func (s *Store) readChanges(ctx context.Context, after int64) (gen int64, uids []int64, first, last int64, err error) {
-	rows, err := s.changes.QueryContext(ctx, after)
+func (s *Store) readChanges(ctx context.Context, after int64) (gen, last int64, uids []int64, err error) {
+	rows, err := s.changes.QueryContext(ctx, after, syncLimit+1)
 	if err != nil {
-		return 0, nil, 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer func() { _ = rows.Close() }()
 	for rows.Next() {
-		var seq, v int64
-		if err := rows.Scan(&seq, &v); err != nil {
-			return 0, nil, 0, 0, err
+		var uid, pos int64
+		if err := rows.Scan(&uid, &pos); err != nil {
+			return 0, 0, nil, err
 		}
-		if seq == 0 {
-			gen = v
-			continue
+		switch uid {
+		case -1:
+			gen = pos
+		case -2:
+			last = pos
+		default:
+			uids = append(uids, uid)
 		}
-		uids = append(uids, v)
-		if first == 0 || seq < first {
-			first = seq
-		}
-		last = max(last, seq)
 	}
-	return gen, uids, first, last, rows.Err()
+	return gen, last, uids, rows.Err()
 }

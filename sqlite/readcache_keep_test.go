@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -73,26 +74,24 @@ func TestReadCacheKeepsUntouched(t *testing.T) {
 	}
 }
 
-// TestReadCacheLogGap lets the change log be pruned past a change the cache has not read
-// yet: the cache must notice the gap and serve nothing it cached before.
-func TestReadCacheLogGap(t *testing.T) {
-	sqlite.SetChangeLogKeepForTest(t, 4)
+// TestReadCacheManyChanges changes more EVSEs between two reads than a sync drops one
+// by one: the cache must start afresh and serve nothing it cached before.
+func TestReadCacheManyChanges(t *testing.T) {
+	sqlite.SetCacheSyncLimitForTest(t, 4)
 	s, path := openDemo(t)
 	requireCacheOn(t, s)
 	_, before := requireFresh(t, s, 1001)
 	_, _ = requireFresh(t, s, 1001) // cached
 
-	other := mustOpen(t, path) // its own writer: s reads nothing in between
-	_, err := other.UpdateConnector(t.Context(), 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(555.0)}, "", time.Now())
-	require.NoError(t, err)
-	for i := range 10 { // each writes two rows: the change of 1001 is pruned
-		_, err := other.UpdateConnector(t.Context(), 1003, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i + 1))}, "", time.Now())
+	other := mustOpen(t, path)                   // its own writer: s reads nothing in between
+	for uid := int64(1001); uid <= 1006; uid++ { // six EVSEs moved: past the limit
+		_, err := other.UpdateConnector(t.Context(), uid, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(555.0)}, "", time.Now())
 		require.NoError(t, err)
 	}
 	require.NoError(t, other.Close())
 
 	doc, after := requireFresh(t, s, 1001)
-	assert.Equal(t, before+1, after, "the change whose record was pruned is seen")
+	assert.Equal(t, before+1, after, "the change is seen")
 	assert.Contains(t, string(doc), `"maxElectricPower":555`)
 }
 
@@ -141,4 +140,49 @@ func BenchmarkReadCacheUnderWrites(b *testing.B) {
 	h1, m1, _ := s.ReadCacheStatsForTest()
 	b.ReportMetric(float64(h1-h0)/float64(max(1, k.Load())), "hits/read")
 	b.ReportMetric(float64(m1-m0)/float64(max(1, k.Load())), "misses/read")
+}
+
+// TestReadCacheRowsRemovedBySQL removes a cached EVSE's row, and then a location of a
+// cached page, by plain SQL (the service never deletes either row): neither may be
+// served afterwards.
+func TestReadCacheRowsRemovedBySQL(t *testing.T) {
+	s, path := openDemo(t)
+	requireCacheOn(t, s)
+	keep, _ := requireFresh(t, s, 1001)
+	requireHit(t, s, 1001, keep, "read twice")
+	_, _ = requireFresh(t, s, 1040)
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	require.NoError(t, err)
+	defer func() { _ = db.Close() }()
+	exec := func(q string) {
+		_, err := db.ExecContext(t.Context(), q)
+		require.NoError(t, err, q)
+	}
+
+	exec(`DELETE FROM evses WHERE uid = 1040`) // its connectors stay: no other trigger fires
+	_, _, err = s.EVSEDoc(t.Context(), 1040)
+	assert.ErrorIs(t, err, chargenet.ErrNotFound, "the deleted EVSE is not served from the cache")
+	requireHit(t, s, 1001, keep, "the delete did not touch it")
+
+	seek := chargenet.Seek[string]{Key: "LOC-0020", HasKey: true, Limit: 3} // locations without EVSEs
+	page, err := s.ListLocationDocs(t.Context(), seek)
+	require.NoError(t, err)
+	require.NotEmpty(t, page)
+	gone := page[0].ID
+	require.Equal(t, "[]", string(mustEvseUIDs(t, page[0].JSON)), "the location holds no EVSE")
+	exec(`DELETE FROM locations WHERE id = '` + gone + `' AND NOT EXISTS (SELECT 1 FROM evses WHERE location_id = '` + gone + `')`)
+	page, err = s.ListLocationDocs(t.Context(), seek)
+	require.NoError(t, err)
+	require.NotEmpty(t, page)
+	assert.NotEqual(t, gone, page[0].ID, "the deleted location is not served from the cached page")
+}
+
+// mustEvseUIDs returns the evseUids of a location's JSON.
+func mustEvseUIDs(t *testing.T, doc []byte) json.RawMessage {
+	t.Helper()
+	var l struct {
+		EvseUids json.RawMessage `json:"evseUids"`
+	}
+	require.NoError(t, json.Unmarshal(doc, &l))
+	return l.EvseUids
 }

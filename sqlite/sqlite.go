@@ -62,7 +62,7 @@ type Store struct {
 	locations    [2][2]*sql.Stmt // [backward][hasKey]
 	locationDocs [2][2]*sql.Stmt // [backward][hasKey]
 	apiKeyByHash *sql.Stmt
-	changes      *sql.Stmt          // cache_pages and cache_changes, for the read cache
+	changes      *sql.Stmt          // the change positions, for the read cache
 	changeList   [2][2][2]*sql.Stmt // change lists: [locations][hasPos][since]
 
 	// Write statements, prepared on write (its only connection, so a transaction
@@ -390,8 +390,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 	s.fanOut = p(s.write, fanOutQuery)
 	s.g = groupStatements{chargeboxEVSEs: p(s.write, chargeboxEVSEsQuery), statusTimes: p(s.write, statusTimesQuery),
-		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery),
-		pruneChanges: p(s.write, pruneChangesQuery)}
+		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery)}
 	return err
 }
 
