@@ -84,6 +84,9 @@ type EventLog interface {
 	// PruneEvents removes, in one short transaction, at most limit of each: pending
 	// deliveries of events older than before (each recorded as an OutcomeExpired attempt),
 	// delivery attempts made before before, and events older than before that no
-	// delivery still needs. A caller repeats it while it removed something.
+	// delivery still needs. A store may take the events in log order: then an event older
+	// than before waits while an event before it in the log is not (times only run
+	// backwards between events written at about the same moment). A caller repeats it
+	// while it removed something.
 	PruneEvents(ctx context.Context, before time.Time, limit int) (Pruned, error)
 }

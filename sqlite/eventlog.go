@@ -59,7 +59,15 @@ func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64]
 	cond, targs := typeIn("type", types)
 	q, args = q+cond, append(args, targs...)
 	if !seek.Since.IsZero() {
-		q, args = q+` AND occurred_at >= ?`, append(args, formatTime(seek.Since))
+		since := formatTime(seek.Since)
+		q, args = q+` AND occurred_at >= ?`, append(args, since)
+		if !seek.HasPos {
+			from, err := firstSeqAt(ctx, s.read, since)
+			if err != nil {
+				return nil, wrap("list events", err)
+			}
+			q, args = q+` AND seq >= ?`, append(args, from)
+		}
 	}
 	if seek.HasPos {
 		// After (Pos, Key) in (seq, seq) order.
@@ -126,12 +134,7 @@ func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev c
 		if err := ownedWebhook(ctx, tx, owner, webhookID); err != nil {
 			return err
 		}
-		tp := ev.TraceParent
-		if tp == "" {
-			tp = chargenet.TraceParent(ctx)
-		}
-		if _, err := tx.StmtContext(ctx, s.insertEvents[len(insertBatches)-1]).ExecContext(ctx, ev.ID, ev.Type,
-			formatTime(ev.Time), string(ev.Data), tp); err != nil {
+		if _, err := s.insertEvents(ctx, tx, []chargenet.Event{ev}); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES (?, ?, ?, ?)`,
@@ -162,7 +165,12 @@ func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r cha
 			`ON w.type = e.type AND w.webhook_id = ? WHERE e.type <> ?`
 		args := []any{formatTime(now), webhookID, chargenet.EventWebhookPing}
 		if !r.Since.IsZero() {
-			q, args = q+` AND e.occurred_at >= ?`, append(args, formatTime(r.Since))
+			since := formatTime(r.Since)
+			from, err := firstSeqAt(ctx, tx, since)
+			if err != nil {
+				return err
+			}
+			q, args = q+` AND e.seq >= ? AND e.occurred_at >= ?`, append(args, from, since)
 		}
 		if !r.Until.IsZero() {
 			q, args = q+` AND e.occurred_at < ?`, append(args, formatTime(r.Until))
@@ -187,10 +195,11 @@ func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r cha
 }
 
 // PruneEvents removes, in one write transaction, at most limit of each (see
-// chargenet.EventLog): pending deliveries of events older than before, each recorded as
-// an OutcomeExpired attempt (made now, numbered after the delivery's attempts), whether
-// or not its webhook is enabled; attempts made before before; and events older than
-// before that no delivery still needs (their seq numbers are never given again:
+// chargenet.EventLog): pending deliveries of events before the first whose high water
+// is at or after before (firstSeqAt: all older than before), each recorded as an
+// OutcomeExpired attempt (made now, numbered after the delivery's attempts), whether or
+// not its webhook is enabled; attempts made before before; and those events that no
+// delivery still needs, in log order (their seq numbers are never given again:
 // AUTOINCREMENT). Errors are wrapped driver errors; then nothing is removed.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (chargenet.Pruned, error) {
 	var p chargenet.Pruned
@@ -200,8 +209,14 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 	cut := formatTime(before)
 	start := time.Now()
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		// Every event before end happened before the cut (see firstSeqAt); one after it
+		// that did waits until the events before it are old enough too.
+		end, err := firstSeqAt(ctx, tx, cut)
+		if err != nil {
+			return err
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT o.id FROM events e JOIN outbox o ON o.event_id = e.id `+
-			`WHERE e.occurred_at < ? ORDER BY e.occurred_at, o.id LIMIT ?`, cut, limit)
+			`WHERE e.seq < ? ORDER BY e.seq, o.id LIMIT ?`, end, limit)
 		if err != nil {
 			return err
 		}
@@ -233,8 +248,8 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 			return err
 		}
 		p.Attempts = int(n)
-		res, err = tx.ExecContext(ctx, `DELETE FROM events WHERE seq IN (SELECT e.seq FROM events e WHERE e.occurred_at < ? `+
-			`AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id) ORDER BY e.occurred_at LIMIT ?)`, cut, limit)
+		res, err = tx.ExecContext(ctx, `DELETE FROM events WHERE seq IN (SELECT e.seq FROM events e WHERE e.seq < ? `+
+			`AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id) ORDER BY e.seq LIMIT ?)`, end, limit)
 		if err != nil {
 			return err
 		}
@@ -251,4 +266,39 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 		s.Committed("prune_events", start, p.Events+p.Attempts+p.Expired)
 	}
 	return p, nil
+}
+
+// rowQuerier is a *sql.DB or a *sql.Tx.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// firstSeqAt returns a seq before which every event of the log happened before at (a
+// stored time): the seq of the first event whose high water (migration 0015) is at or
+// after at, or one past the newest event. The high water never decreases along the log,
+// so a search over seq finds it in about log2(events) lookups by seq; events appended or
+// pruned meanwhile do not change the answer's meaning.
+func firstSeqAt(ctx context.Context, q rowQuerier, at string) (int64, error) {
+	var lo, hi int64
+	if err := q.QueryRowContext(ctx, `SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) + 1 FROM events`).Scan(&lo, &hi); err != nil {
+		return 0, err
+	}
+	// Every event before lo happened before at; the answer is at most hi.
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		var seq int64
+		var hw string
+		err := q.QueryRowContext(ctx, `SELECT seq, hw FROM events WHERE seq >= ? AND seq < ? ORDER BY seq LIMIT 1`, mid, hi).Scan(&seq, &hw)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			hi = mid // no event in [mid, hi)
+		case err != nil:
+			return 0, err
+		case hw >= at:
+			hi = seq
+		default:
+			lo = seq + 1
+		}
+	}
+	return lo, nil
 }

@@ -78,8 +78,9 @@ type Store struct {
 	revokeAPIKey    *sql.Stmt
 	insertSetting   *sql.Stmt
 	selectSetting   *sql.Stmt
-	insertEvents    [len(insertBatches)]*sql.Stmt // by the index of their size in insertBatches
+	insertEventRows [len(insertBatches)]*sql.Stmt // by the index of their size in insertBatches
 	fanOut          *sql.Stmt
+	lastHighWater   *sql.Stmt
 	g               groupStatements
 
 	// cache keeps EVSE and location JSON while the database is unchanged (see
@@ -386,9 +387,10 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.insertSetting = p(s.write, `INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`)
 	s.selectSetting = p(s.write, `SELECT value FROM settings WHERE name = ?`)
 	for i, n := range insertBatches {
-		s.insertEvents[i] = p(s.write, insertEventsQuery(n))
+		s.insertEventRows[i] = p(s.write, insertEventsQuery(n))
 	}
 	s.fanOut = p(s.write, fanOutQuery)
+	s.lastHighWater = p(s.write, lastHighWaterQuery)
 	s.g = groupStatements{chargeboxEVSEs: p(s.write, chargeboxEVSEsQuery), statusTimes: p(s.write, statusTimesQuery),
 		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery)}
 	return err

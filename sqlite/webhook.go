@@ -24,11 +24,15 @@ const (
 )
 
 // insertEventsQuery stores n events in the log, each taking the next seq (see
-// migration 0012); its parameters are id, type, time, data and traceparent of each.
+// migration 0012); its parameters are id, type, time, data, traceparent and high water
+// (migration 0015) of each.
 func insertEventsQuery(n int) string {
-	return `INSERT INTO events (id, type, occurred_at, data, traceparent) VALUES ` +
-		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?), `, n), ", ")
+	return `INSERT INTO events (id, type, occurred_at, data, traceparent, hw) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?), `, n), ", ")
 }
+
+// lastHighWaterQuery reads the high water of the newest event ('' for an empty log).
+const lastHighWaterQuery = `SELECT coalesce((SELECT hw FROM events ORDER BY seq DESC LIMIT 1), '')`
 
 // insertBatches are the sizes of the prepared multi-row inserts of events (see
 // Store.insertEvents): a transaction's events are written in as few statements as
@@ -67,9 +71,28 @@ func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargene
 	if len(events) == 0 {
 		return false, nil
 	}
-	var first int64 // the seq before the first event stored
+	first, err := s.insertEvents(ctx, tx, events)
+	if err != nil {
+		return false, err
+	}
+	res, err := tx.StmtContext(ctx, s.fanOut).ExecContext(ctx, first)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// insertEvents stores events in the log in the caller's transaction, in as few
+// statements as insertBatches allow, each with its high water (migration 0015), and
+// returns the seq before the first (0 when the log was empty).
+func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []chargenet.Event) (first int64, err error) {
+	var hw string
+	if err := tx.StmtContext(ctx, s.lastHighWater).QueryRowContext(ctx).Scan(&hw); err != nil {
+		return 0, err
+	}
 	counted := false
-	args := make([]any, 0, 5*insertBatches[0])
+	args := make([]any, 0, 6*insertBatches[0])
 	for rest, i := events, 0; len(rest) > 0; i++ {
 		size := insertBatches[i]
 		if size > len(rest) {
@@ -81,28 +104,25 @@ func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargene
 			if tp == "" {
 				tp = chargenet.TraceParent(ctx)
 			}
-			args = append(args, ev.ID, ev.Type, formatTime(ev.Time), string(ev.Data), tp)
+			at := formatTime(ev.Time)
+			hw = max(hw, at)
+			args = append(args, ev.ID, ev.Type, at, string(ev.Data), tp, hw)
 		}
-		res, err := tx.StmtContext(ctx, s.insertEvents[i]).ExecContext(ctx, args...)
+		res, err := tx.StmtContext(ctx, s.insertEventRows[i]).ExecContext(ctx, args...)
 		if err != nil {
-			return false, err
+			return 0, err
 		}
 		if rest = rest[size:]; !counted {
 			last, err := res.LastInsertId()
 			if err != nil {
-				return false, err
+				return 0, err
 			}
 			first = last - int64(size) // one writer: the statement's rows took consecutive numbers
-			counted = true             // (first is 0 when the log was empty: not a mark)
+			counted = true
 		}
 		i-- // the same size again while it fits
 	}
-	res, err := tx.StmtContext(ctx, s.fanOut).ExecContext(ctx, first)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n > 0, err
+	return first, nil
 }
 
 type webhookRow struct {

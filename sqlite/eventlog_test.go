@@ -1,0 +1,70 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/chargenet/chargenet"
+)
+
+// TestEventLogSinceOutOfOrder fills the log by plain SQL (the trigger of migration 0015
+// keeps the high water) with times out of seq order, prunes the oldest part, and reads
+// it with since at every stored time and between: each read must hold exactly the
+// events at or after since, in seq order, however far an event's time lies behind the
+// events before it.
+func TestEventLogSinceOutOfOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	s := mustOpen(t, path)
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	require.NoError(t, err)
+	defer func() { _ = db.Close() }()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(1, 2))
+	type logged struct {
+		id string
+		at time.Time
+	}
+	var all []logged
+	for i := range 300 {
+		// Mostly ascending, every seventh far behind.
+		at := base.Add(time.Duration(i) * time.Second)
+		if i%7 == 3 {
+			at = at.Add(-time.Duration(rng.IntN(200)) * time.Second)
+		}
+		id := fmt.Sprintf("evt_%03d", i)
+		_, err := db.ExecContext(t.Context(), `INSERT INTO events (id, type, occurred_at, data) VALUES (?, ?, ?, '{}')`,
+			id, chargenet.EventConnectorUpdated, at.Format("2006-01-02T15:04:05.000000000Z07:00"))
+		require.NoError(t, err)
+		all = append(all, logged{id, at})
+	}
+	_, err = db.ExecContext(t.Context(), `DELETE FROM events WHERE seq <= 40`)
+	require.NoError(t, err)
+	all = all[40:]
+
+	for i := -1; i < 310; i++ {
+		since := base.Add(time.Duration(i)*time.Second + time.Duration(i%2)*time.Millisecond)
+		var want []string
+		for _, l := range all {
+			if !l.at.Before(since) {
+				want = append(want, l.id)
+			}
+		}
+		got, err := s.ListEvents(t.Context(), chargenet.ChangeSeek[int64]{Since: since, Limit: 1000}, nil)
+		require.NoError(t, err)
+		ids := []string{}
+		for _, ev := range got {
+			ids = append(ids, ev.ID)
+		}
+		if want == nil {
+			want = []string{}
+		}
+		assert.Equal(t, want, ids, "since %s", since)
+	}
+}
