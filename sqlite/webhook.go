@@ -31,7 +31,7 @@ func insertEventsQuery(n int) string {
 		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?), `, n), ", ")
 }
 
-// lastHighWaterQuery reads the high water of the newest event ('' for an empty log).
+// lastHighWaterQuery reads the high water of the newest event (” for an empty log).
 const lastHighWaterQuery = `SELECT coalesce((SELECT hw FROM events ORDER BY seq DESC LIMIT 1), '')`
 
 // insertBatches are the sizes of the prepared multi-row inserts of events (see
