@@ -15,10 +15,10 @@ import (
 )
 
 // TestEventLogSinceOutOfOrder fills the log by plain SQL (the trigger of migration 0015
-// keeps the high water) with times out of seq order, prunes the oldest part, and reads
-// it with since at every stored time and between: each read must hold exactly the
-// events at or after since, in seq order, however far an event's time lies behind the
-// events before it.
+// keeps the high water) and then through the store, with times out of seq order, prunes
+// the oldest part, and reads it with since at every stored time and between: each read
+// must hold exactly the events at or after since, in seq order, however far an event's
+// time lies behind the events before it.
 func TestEventLogSinceOutOfOrder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chargenet.db")
 	s := mustOpen(t, path)
@@ -47,8 +47,23 @@ func TestEventLogSinceOutOfOrder(t *testing.T) {
 	_, err = db.ExecContext(t.Context(), `DELETE FROM events WHERE seq <= 40`)
 	require.NoError(t, err)
 	all = all[40:]
+	require.NoError(t, s.Import(t.Context(), chargenet.DemoInventory(base)))
+	for i := range 40 {
+		at := base.Add(time.Duration(300+i) * time.Second)
+		if i%5 == 2 {
+			at = at.Add(-time.Duration(rng.IntN(250)) * time.Second)
+		}
+		_, err := s.UpdateConnector(t.Context(), 1001+int64(i), 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i + 1))}, "", at)
+		require.NoError(t, err)
+	}
+	stored, err := s.ListEvents(t.Context(), chargenet.ChangeSeek[int64]{Limit: 1000}, nil)
+	require.NoError(t, err)
+	require.Len(t, stored, len(all)+40)
+	for _, ev := range stored[len(all):] {
+		all = append(all, logged{ev.ID, ev.Time})
+	}
 
-	for i := -1; i < 310; i++ {
+	for i := -1; i < 350; i++ {
 		since := base.Add(time.Duration(i)*time.Second + time.Duration(i%2)*time.Millisecond)
 		var want []string
 		for _, l := range all {

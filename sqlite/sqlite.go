@@ -80,7 +80,6 @@ type Store struct {
 	selectSetting   *sql.Stmt
 	insertEventRows [len(insertBatches)]*sql.Stmt // by the index of their size in insertBatches
 	fanOut          *sql.Stmt
-	lastHighWater   *sql.Stmt
 	g               groupStatements
 
 	// cache keeps EVSE and location JSON while the database is unchanged (see
@@ -390,7 +389,6 @@ func (s *Store) prepare(ctx context.Context) error {
 		s.insertEventRows[i] = p(s.write, insertEventsQuery(n))
 	}
 	s.fanOut = p(s.write, fanOutQuery)
-	s.lastHighWater = p(s.write, lastHighWaterQuery)
 	s.g = groupStatements{chargeboxEVSEs: p(s.write, chargeboxEVSEsQuery), statusTimes: p(s.write, statusTimesQuery),
 		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery)}
 	return err

@@ -24,15 +24,17 @@ const (
 )
 
 // insertEventsQuery stores n events in the log, each taking the next seq (see
-// migration 0012); its parameters are id, type, time, data, traceparent and high water
-// (migration 0015) of each.
+// migration 0012); its parameters are id, type, time, data and traceparent of each, and
+// the latest time of the events before it in the call (see Store.insertEvents). Each
+// row's high water (migration 0015) is that time or the newest logged event's, the later:
+// SQLite evaluates the uncorrelated subquery once, before the first row.
 func insertEventsQuery(n int) string {
 	return `INSERT INTO events (id, type, occurred_at, data, traceparent, hw) VALUES ` +
-		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?), `, n), ", ")
+		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, max(?, `+lastHighWater+`)), `, n), ", ")
 }
 
-// lastHighWaterQuery reads the high water of the newest event (” for an empty log).
-const lastHighWaterQuery = `SELECT coalesce((SELECT hw FROM events ORDER BY seq DESC LIMIT 1), '')`
+// lastHighWater is the high water of the newest event, empty for an empty log.
+const lastHighWater = `coalesce((SELECT hw FROM events ORDER BY seq DESC LIMIT 1), '')`
 
 // insertBatches are the sizes of the prepared multi-row inserts of events (see
 // Store.insertEvents): a transaction's events are written in as few statements as
@@ -87,10 +89,7 @@ func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargene
 // statements as insertBatches allow, each with its high water (migration 0015), and
 // returns the seq before the first (0 when the log was empty).
 func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []chargenet.Event) (first int64, err error) {
-	var hw string
-	if err := tx.StmtContext(ctx, s.lastHighWater).QueryRowContext(ctx).Scan(&hw); err != nil {
-		return 0, err
-	}
+	hw := "" // the latest time of the events before, in this call
 	counted := false
 	args := make([]any, 0, 6*insertBatches[0])
 	for rest, i := events, 0; len(rest) > 0; i++ {
