@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/sqlite"
 )
 
 // TestEventLogSinceOutOfOrder fills the log by plain SQL (the trigger of migration 0015
@@ -82,4 +83,46 @@ func TestEventLogSinceOutOfOrder(t *testing.T) {
 		}
 		assert.Equal(t, want, ids, "since %s", since)
 	}
+}
+
+// TestEventHighWaterMigration migrates a log written before migration 0015, times out of
+// seq order: each event's high water must be the latest time up to it, the index on time
+// gone, and a since read exact.
+func TestEventHighWaterMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	at := func(s int) string {
+		return time.Date(2026, 1, 1, 0, 0, s, 0, time.UTC).Format("2006-01-02T15:04:05.000000000Z07:00")
+	}
+	var stmts []string
+	for i, s := range []int{10, 30, 20, 40, 5, 50} {
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO events (id, type, occurred_at, data) VALUES ('evt_%d', '%s', '%s', '{}')`,
+			i, chargenet.EventConnectorUpdated, at(s)))
+	}
+	require.NoError(t, sqlite.MigrateBeforeForTest(ctx, path, "0015", stmts...))
+	s := mustOpen(t, path)
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	require.NoError(t, err)
+	defer func() { _ = db.Close() }()
+	rows, err := db.QueryContext(ctx, `SELECT hw FROM events ORDER BY seq`)
+	require.NoError(t, err)
+	var hws []string
+	for rows.Next() {
+		var hw string
+		require.NoError(t, rows.Scan(&hw))
+		hws = append(hws, hw)
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, []string{at(10), at(30), at(30), at(40), at(40), at(50)}, hws)
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'events_occurred_at'`).Scan(&n))
+	assert.Zero(t, n, "the index on time is dropped")
+
+	got, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Since: time.Date(2026, 1, 1, 0, 0, 20, 0, time.UTC), Limit: 10}, nil)
+	require.NoError(t, err)
+	var ids []string
+	for _, ev := range got {
+		ids = append(ids, ev.ID)
+	}
+	assert.Equal(t, []string{"evt_1", "evt_2", "evt_3", "evt_5"}, ids)
 }
