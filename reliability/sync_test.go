@@ -681,22 +681,12 @@ func (wr *syncWriter) step(ingest string) bool {
 		if next == "Faulted" {
 			errorCode = "GroundFailure"
 		}
-		body := fmt.Sprintf(`{"connectorId": 1, "status": %q, "errorCode": %q, "timestamp": %q}`,
-			next, errorCode, time.Now().UTC().Format(time.RFC3339Nano))
-		res := wr.do("status notification", "", http.MethodPost, fmt.Sprintf("/internal/v1/chargeboxes/%d/status-notifications", wr.chargebox[uid]),
-			body, http.StatusOK, "Authorization", "Bearer "+ingest)
-		if res == nil {
+		sn, body, ok := wr.notify("status notification", uid, ingest, fmt.Sprintf(`"status": %q, "errorCode": %q`, next, errorCode))
+		if !ok {
 			return false
 		}
-		var sn struct {
-			Applied bool `json:"applied"`
-			Evses   []struct {
-				Status   string `json:"status"`
-				Previous string `json:"previousStatus"`
-			} `json:"evses"`
-		}
-		if err := json.Unmarshal(res.body, &sn); err != nil || !sn.Applied || len(sn.Evses) != 1 || sn.Evses[0].Status == sn.Evses[0].Previous {
-			wr.fail("status notification %s to EVSE %d was not applied as a status change: %s", next, uid, res.body)
+		if !sn.Applied || len(sn.Evses) != 1 || sn.Evses[0].Status == sn.Evses[0].Previous {
+			wr.fail("status notification %s to EVSE %d was not applied as a status change: %s", next, uid, body)
 			return false
 		}
 		wr.status[uid] = next
@@ -766,30 +756,47 @@ func (wr *syncWriter) errorOnly(uid int64, ingest string) bool {
 		errorCode = "OtherError"
 	}
 	status := wr.status[uid]
-	body := fmt.Sprintf(`{"connectorId": 1, "status": %q, "errorCode": %q, "info": "run %d", "timestamp": %q}`,
-		status, errorCode, wr.next, time.Now().UTC().Format(time.RFC3339Nano))
+	sn, body, ok := wr.notify(op, uid, ingest, fmt.Sprintf(`"status": %q, "errorCode": %q, "info": "run %d"`, status, errorCode, wr.next))
 	wr.next++
-	res := wr.do(op, "", http.MethodPost, fmt.Sprintf("/internal/v1/chargeboxes/%d/status-notifications", wr.chargebox[uid]),
-		body, http.StatusOK, "Authorization", "Bearer "+ingest)
-	if res == nil {
+	if !ok {
 		return false
 	}
-	var sn struct {
-		Applied bool `json:"applied"`
-		Evses   []struct {
-			Status   string `json:"status"`
-			Previous string `json:"previousStatus"`
-			Reason   string `json:"reason"`
-		} `json:"evses"`
-	}
-	if err := json.Unmarshal(res.body, &sn); err != nil || len(sn.Evses) != 1 || sn.Evses[0].Status != sn.Evses[0].Previous ||
+	if len(sn.Evses) != 1 || sn.Evses[0].Status != sn.Evses[0].Previous ||
 		sn.Applied == wr.held[uid] || (sn.Evses[0].Reason != "") != wr.held[uid] {
-		wr.fail("%s %s %s to EVSE %d (held %v) changed the status or was not taken as its hold says: %s", op, status, errorCode, uid, wr.held[uid], res.body)
+		wr.fail("%s %s %s to EVSE %d (held %v) changed the status or was not taken as its hold says: %s", op, status, errorCode, uid, wr.held[uid], body)
 		return false
 	}
 	wr.errCode[uid] = map[bool]string{true: errorCode}[errorCode != "NoError"]
 	wr.events++ // evse.updated
 	return true
+}
+
+// notificationAnswer is the answer to a status notification.
+type notificationAnswer struct {
+	Applied bool `json:"applied"`
+	Evses   []struct {
+		Status   string `json:"status"`
+		Previous string `json:"previousStatus"`
+		Reason   string `json:"reason"`
+	} `json:"evses"`
+}
+
+// notify sends a status notification of connector 1 of EVSE uid's charge box, with the
+// fields given (JSON members) and the time now, and decodes the answer; false when it
+// failed (recorded).
+func (wr *syncWriter) notify(op string, uid int64, ingest, fields string) (notificationAnswer, []byte, bool) {
+	var sn notificationAnswer
+	body := fmt.Sprintf(`{"connectorId": 1, %s, "timestamp": %q}`, fields, time.Now().UTC().Format(time.RFC3339Nano))
+	res := wr.do(op, "", http.MethodPost, fmt.Sprintf("/internal/v1/chargeboxes/%d/status-notifications", wr.chargebox[uid]),
+		body, http.StatusOK, "Authorization", "Bearer "+ingest)
+	if res == nil {
+		return sn, nil, false
+	}
+	if err := json.Unmarshal(res.body, &sn); err != nil {
+		wr.fail("%s to EVSE %d: the answer does not decode: %v: %s", op, uid, err, res.body)
+		return sn, res.body, false
+	}
+	return sn, res.body, true
 }
 
 // remove removes an own EVSE: evse.status.changed and evse.removed.
