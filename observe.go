@@ -17,6 +17,14 @@ type CommitReporter interface {
 	OnCommit(f func(op string, d time.Duration, writes int))
 }
 
+// CommitWaiter is implemented by stores whose group commit can wait for company: with
+// a wait set, PATCHes and status notifications that arrive as a steady stream, each
+// alone, wait up to d for more so that several share one commit (a client sending one
+// change after another is not held; see internal/groupcommit). 0 never waits.
+type CommitWaiter interface {
+	SetCommitWait(d time.Duration)
+}
+
 // CommitHook implements CommitReporter for a store that embeds it: the store calls
 // Committed after each commit. The zero value reports to nobody and costs one atomic
 // load. Safe for concurrent use.

@@ -222,6 +222,11 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// SetCommitWait sets how long a group of PATCHes and status notifications that arrive as
+// a stream waits for more before it commits (internal/groupcommit: Queue.SetWait); 0,
+// the default, never waits.
+func (s *Store) SetCommitWait(d time.Duration) { s.group.SetWait(d) }
+
 // Close closes every connection, waiting for those in use to be released. Later calls
 // of the store's methods fail with chargenet.ErrUnavailable. Calling Close again does
 // nothing. It returns nil.

@@ -174,6 +174,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
+// SetCommitWait sets how long a group of PATCHes and status notifications that arrive as
+// a stream waits for more before it commits (internal/groupcommit: Queue.SetWait); 0,
+// the default, never waits.
+func (s *Store) SetCommitWait(d time.Duration) { s.group.SetWait(d) }
+
 // SetReadCacheSize bounds the memory the store's read cache may hold, in bytes of
 // cached JSON (default DefaultReadCacheSize); 0 turns the cache off. It empties the
 // cache. The cache keeps the answers of EVSEDoc and ListLocationDocs for as long as

@@ -82,3 +82,50 @@ func testObserve(t *testing.T, open Opener) {
 	assert.LessOrEqual(t, commits["update_connector"], 3, "at most the refused one beside them")
 	assert.Equal(t, 1, commits["status_notification"])
 }
+
+// testCommitWait checks a store's commit wait (chargenet.CommitWaiter): after a quiet
+// spell a PATCH commits at once; a PATCH that follows it within the wait waits for
+// company, and the seven that come next share its commit.
+func testCommitWait(t *testing.T, open Opener) {
+	s, _ := demoStore(t, open)
+	ctx := t.Context()
+	cw, ok := s.(chargenet.CommitWaiter)
+	require.True(t, ok, "%T can wait for company", s)
+	cr, ok := s.(chargenet.CommitReporter)
+	require.True(t, ok, "%T reports its commits", s)
+	var mu sync.Mutex
+	var writes []int
+	cr.OnCommit(func(op string, _ time.Duration, n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		writes = append(writes, n)
+	})
+	t.Cleanup(func() { cr.OnCommit(nil) })
+	cw.SetCommitWait(time.Hour) // longer than the test: only company ends a wait
+	patch := func(power float64) error {
+		_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(power)}, "", now())
+		return err
+	}
+	before, err := s.EVSE(ctx, 1002)
+	require.NoError(t, err)
+	require.NoError(t, patch(100), "after a quiet spell")
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	wg.Add(1)
+	go func() { defer wg.Done(); errs[0] = patch(101) }()
+	time.Sleep(50 * time.Millisecond) // taken alone, it waits
+	for i := 1; i < 8; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = patch(float64(101 + i)) }()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "PATCH %d", i)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []int{1, 8}, writes, "one commit alone, then one of the eight")
+	after, err := s.EVSE(ctx, 1002)
+	require.NoError(t, err)
+	assert.Equal(t, before.Version+9, after.Version, "every PATCH applied")
+}

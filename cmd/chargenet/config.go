@@ -33,7 +33,10 @@ type config struct {
 	KeyCacheTTL        time.Duration
 	// ReadCacheMB bounds the SQLite store's read cache, in MiB; 0 turns it off.
 	ReadCacheMB int
-	RateLimit   string
+	// CommitWait is how long PATCHes and status notifications that arrive as a stream
+	// wait for company before their group commits; 0 never waits.
+	CommitWait time.Duration
+	RateLimit  string
 	// ReadHeaderTimeout bounds how long a client may take to send a request's headers,
 	// the defence against slow clients holding connections (slowloris).
 	ReadHeaderTimeout time.Duration
@@ -115,12 +118,18 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 	rc, _ := strconv.Atoi(env("CHARGENET_READ_CACHE_MB", "32"))
 	fs.IntVar(&c.ReadCacheMB, "read-cache-mb", rc,
 		"SQLite: MiB of EVSE and location JSON kept in memory while nothing is committed to the database; 0 turns the cache off (env CHARGENET_READ_CACHE_MB)")
+	cw, _ := time.ParseDuration(env("CHARGENET_COMMIT_WAIT", "20ms"))
+	fs.DurationVar(&c.CommitWait, "commit-wait", cw,
+		"how long PATCHes and status notifications arriving as a steady stream wait for company, so that 8 share a commit; a client sending one change after another is not held; 0 never waits (env CHARGENET_COMMIT_WAIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", ttl, "how long a checked API key is trusted before the database is asked again; a revoked key stops working within it (env CHARGENET_KEY_CACHE_TTL)")
 }
 
 // maxReadCacheMB bounds --read-cache-mb (64 GiB): beyond it a cache is a mistake, and
 // the size in bytes must not overflow.
 const maxReadCacheMB = 64 << 10
+
+// maxCommitWait bounds --commit-wait: a longer wait only adds latency.
+const maxCommitWait = time.Second
 
 // Validate checks the configuration and returns the first problem found.
 func (c *config) Validate() error {
@@ -162,6 +171,9 @@ func (c *config) Validate() error {
 	}
 	if c.ReadCacheMB < 0 || c.ReadCacheMB > maxReadCacheMB {
 		return fmt.Errorf("--read-cache-mb %d must be between 0 and %d", c.ReadCacheMB, maxReadCacheMB)
+	}
+	if c.CommitWait < 0 || c.CommitWait > maxCommitWait {
+		return fmt.Errorf("--commit-wait %s must be between 0 and %s", c.CommitWait, maxCommitWait)
 	}
 	if c.Addr != "" && c.KeyCacheTTL < 0 {
 		return errors.New("--key-cache-ttl must not be negative")

@@ -149,6 +149,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"chargenet", "serve", "--event-retention", "a month"}, errUsage},
 		{[]string{"chargenet", "serve", "--read-cache-mb", "-1"}, errUsage},
 		{[]string{"chargenet", "serve", "--read-cache-mb", "9007199254740993"}, errUsage},
+		{[]string{"chargenet", "serve", "--commit-wait", "-1ms"}, errUsage},
+		{[]string{"chargenet", "serve", "--commit-wait", "2s"}, errUsage},
 		{[]string{"chargenet", "serve", "--admin-addr", "9090"}, errUsage},
 		{[]string{"chargenet", "serve", "--addr", "127.0.0.1:8080", "--admin-addr", "127.0.0.1:8080"}, errUsage},
 		{[]string{"chargenet", "backup"}, errUsage},

@@ -156,6 +156,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if s, ok := store.(*sqlite.Store); ok {
 		s.SetReadCacheSize(cfg.ReadCacheMB << 20)
 	}
+	if s, ok := store.(chargenet.CommitWaiter); ok {
+		s.SetCommitWait(cfg.CommitWait)
+	}
 
 	secret := cfg.CursorSecret
 	if secret == "" {

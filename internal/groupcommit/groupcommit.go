@@ -14,6 +14,17 @@
 // its error and changes nothing; the others of its group still commit. Any other error
 // fails the whole group: nothing of it is committed, and every change is answered with
 // the error.
+//
+// Changes that arrive as a stream, each alone (charge boxes reporting status one by one),
+// would each pay a whole commit. With a wait set (SetWait), a writer holding fewer than
+// Config.Company changes of a stream waits up to that long for more before it commits,
+// and stops waiting as soon as it has Company: a steady stream shares commits, and each
+// of its changes is answered up to one wait later. A writer keeps waiting only while its
+// waits fill up; a wait that runs out turns waiting off, and it is tried again after a
+// hundred waits' time, at least a second (so at most 1 % of the time). So a client that sends its changes one after the other, or a few
+// clients that each wait for their answer, are not slowed (they can never fill a group
+// by waiting), and a change that arrives after a quiet spell (more than the wait since
+// the one before) is never held.
 package groupcommit
 
 import (
@@ -135,7 +146,15 @@ type Config struct {
 	// Retry reports whether a group that failed with err is tried again as a whole
 	// (a deadlock or serialization failure): at most twice. Nil: never.
 	Retry func(err error) bool
+	// Company is how many changes end a writer's wait for more (see SetWait).
+	// Default 8.
+	Company int
 }
+
+// probeInterval is how long a writer whose last wait ran out lets pass before it tries
+// waiting again: at least a second, and a hundred waits, so that probing costs a client
+// sending one change after another at most 1 % of its time.
+func probeInterval(wait time.Duration) time.Duration { return max(time.Second, 100*wait) }
 
 // Queue collects changes and applies them in groups. Create it with Start.
 type Queue struct {
@@ -146,10 +165,19 @@ type Queue struct {
 	writers sync.WaitGroup
 	once    sync.Once
 	waiting atomic.Int64 // Submit calls waiting for a writer to take their op
+	wait    atomic.Int64 // SetWait's duration
+
+	// now and after are the clock (time.Now and time.After but in tests).
+	now   func() time.Time
+	after func(time.Duration) <-chan time.Time
 }
 
 // Start starts the writers of a queue applying changes to store.
 func Start(store Store, cfg Config) *Queue {
+	return start(store, cfg, time.Now, time.After)
+}
+
+func start(store Store, cfg Config, now func() time.Time, after func(time.Duration) <-chan time.Time) *Queue {
 	if cfg.MaxGroup <= 0 {
 		cfg.MaxGroup = 64
 	}
@@ -159,13 +187,22 @@ func Start(store Store, cfg Config) *Queue {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	q := &Queue{store: store, cfg: cfg, ops: make(chan *Op), quit: make(chan struct{})}
+	if cfg.Company <= 0 {
+		cfg.Company = 8
+	}
+	cfg.Company = min(cfg.Company, cfg.MaxGroup)
+	q := &Queue{store: store, cfg: cfg, ops: make(chan *Op), quit: make(chan struct{}), now: now, after: after}
 	for range cfg.Writers {
 		q.writers.Add(1)
 		go q.loop()
 	}
 	return q
 }
+
+// SetWait sets how long a writer holding fewer than Config.Company changes of a stream
+// waits for more before it commits (see the package documentation); 0, the default,
+// never waits. It takes effect from the next group.
+func (q *Queue) SetWait(d time.Duration) { q.wait.Store(int64(max(d, 0))) }
 
 // Close stops the writers once the group each is applying is answered; changes
 // submitted afterwards fail with ErrClosed. It waits for the writers to return.
@@ -197,6 +234,11 @@ func (q *Queue) Submit(ctx context.Context, op *Op) error {
 func (q *Queue) loop() {
 	defer q.writers.Done()
 	group := make([]*Op, 0, q.cfg.MaxGroup)
+	var (
+		prev      time.Time // when the previous group stopped taking changes
+		waiting   bool      // the last wait filled up: keep waiting
+		lastProbe time.Time // when the last wait that ran out ended
+	)
 	for {
 		select {
 		case <-q.quit:
@@ -213,11 +255,39 @@ func (q *Queue) loop() {
 				break more
 			}
 		}
+		now := q.now()
+		if wait := time.Duration(q.wait.Load()); wait > 0 && len(group) < q.cfg.Company &&
+			now.Sub(prev) < wait && (waiting || now.Sub(lastProbe) >= probeInterval(wait)) {
+			waiting = q.gather(&group, wait)
+			now = q.now()
+			if !waiting {
+				lastProbe = now
+			}
+		}
+		prev = now
 		q.apply(group)
 		for _, op := range group {
 			close(op.done)
 		}
 	}
+}
+
+// gather adds the changes that arrive within wait to group until it holds
+// Config.Company, and reports whether it did (false: the wait ran out, or the queue
+// is closing).
+func (q *Queue) gather(group *[]*Op, wait time.Duration) bool {
+	timer := q.after(wait)
+	for len(*group) < q.cfg.Company {
+		select {
+		case op := <-q.ops:
+			*group = append(*group, op)
+		case <-timer:
+			return false
+		case <-q.quit:
+			return false
+		}
+	}
+	return true
 }
 
 // apply applies group in one transaction and sets every op's answer.

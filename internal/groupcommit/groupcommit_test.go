@@ -252,3 +252,125 @@ func TestSubmitEnds(t *testing.T) {
 	q.Close()
 	assert.ErrorIs(t, q.Submit(context.Background(), &Op{UID: 1}), ErrClosed)
 }
+
+// fakeClock is a Queue's clock in a test: time moves only when the test says, and a
+// wait runs out only when the test fires it.
+type fakeClock struct {
+	mu      sync.Mutex
+	t       time.Time
+	timers  []chan time.Time
+	started int // waits begun
+}
+
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *fakeClock) after(time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	c.timers = append(c.timers, ch)
+	c.started++
+	return ch
+}
+
+func (c *fakeClock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func (c *fakeClock) waits() int { c.mu.Lock(); defer c.mu.Unlock(); return c.started }
+
+// fire runs out every wait begun.
+func (c *fakeClock) fire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.timers {
+		ch <- c.t
+	}
+	c.timers = nil
+}
+
+// groupSizes returns the number of changes of each group the store was asked to load.
+func (f *fakeStore) groupSizes() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sizes := make([]int, len(f.loads))
+	for i, l := range f.loads {
+		sizes[i] = len(l.UIDs) + len(l.Chargeboxes)
+	}
+	return sizes
+}
+
+// TestGather checks when a writer waits for company: never after a quiet spell, once
+// (a probe) for a client that sends one change after the other, and then not again
+// for a hundred waits; a stream that fills the group keeps it waiting, and a wait that runs
+// out turns waiting off. Closing answers the changes a wait holds.
+func TestGather(t *testing.T) {
+	f := newFakeStore()
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	q := start(f, Config{Company: 3}, clock.now, clock.after)
+	const wait = 20 * time.Millisecond
+	q.SetWait(wait)
+	// submit submits op; done is closed once it is answered.
+	submit := func(op *Op) (done chan struct{}) {
+		done = make(chan struct{})
+		go func() { defer close(done); assert.NoError(t, q.Submit(context.Background(), op)) }()
+		return done
+	}
+	answered := func(done chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			require.FailNow(t, what+": not answered: it waits for company it should not wait for")
+		}
+	}
+	op := func() *Op { return &Op{UID: 1, ConnectorID: 1, Patch: power(1), Now: clock.now()} }
+
+	answered(submit(op()), "the first change")
+	assert.Equal(t, 0, clock.waits(), "the first change came after a quiet spell")
+
+	done := submit(op()) // one after the other: a probe waits
+	require.Eventually(t, func() bool { return clock.waits() == 1 }, 5*time.Second, time.Millisecond)
+	clock.advance(wait)
+	clock.fire()
+	answered(done, "the probe")
+	sizes := []int{1, 1}
+	// One change after the other, each within the wait of the one before: no probe until
+	// a probe interval after the last one ran out.
+	for ended := clock.now(); clock.now().Sub(ended) < probeInterval(wait); clock.advance(wait / 2) {
+		answered(submit(op()), "a change after the probe ran out")
+		require.Equal(t, 1, clock.waits(), "no second probe %s after the first ran out", clock.now().Sub(ended))
+		sizes = append(sizes, 1)
+	}
+	done = submit(op())
+	require.Eventually(t, func() bool { return clock.waits() == 2 }, 5*time.Second, time.Millisecond)
+	clock.fire()
+	answered(done, "the second probe")
+	clock.advance(probeInterval(wait))
+	answered(submit(op()), "a change after a quiet spell")
+	assert.Equal(t, 2, clock.waits(), "a change after a quiet spell is never held")
+
+	// A stream: the probe fills the group, and the next group waits too.
+	first := submit(op())
+	require.Eventually(t, func() bool { return clock.waits() == 3 }, 5*time.Second, time.Millisecond)
+	second, third := submit(op()), submit(op())
+	answered(first, "a full group")
+	answered(second, "a full group")
+	answered(third, "a full group")
+	first = submit(op())
+	require.Eventually(t, func() bool { return clock.waits() == 4 }, 5*time.Second, time.Millisecond)
+	clock.fire() // the stream stops: the wait runs out
+	answered(first, "a wait that ran out")
+	answered(submit(op()), "a change after a wait ran out")
+	assert.Equal(t, 4, clock.waits(), "a wait that ran out turns waiting off")
+	assert.Equal(t, append(sizes, 1, 1, 3, 1, 1), f.groupSizes())
+
+	// Closing while a wait holds a change answers it.
+	clock.advance(probeInterval(wait))
+	answered(submit(op()), "a change after a quiet spell")
+	held := &Op{UID: 1, ConnectorID: 1, Patch: power(9)}
+	done = submit(held)
+	require.Eventually(t, func() bool { return clock.waits() == 5 }, 5*time.Second, time.Millisecond)
+	q.Close()
+	answered(done, "a change held when the queue closed")
+	require.NoError(t, held.Err)
+	assert.Equal(t, 9.0, f.evses[1].Connectors[0].MaxElectricPower, "committed")
+}
