@@ -20,8 +20,9 @@
 // Config.Company changes of a stream waits up to that long for more before it commits,
 // and stops waiting as soon as it has Company: a steady stream shares commits, and each
 // of its changes is answered up to one wait later. A writer keeps waiting only while its
-// waits fill up; a wait that runs out turns waiting off, and it is tried again after a
-// hundred waits' time, at least a second (so at most 1 % of the time). So a client that sends its changes one after the other, or a few
+// waits fill up or changes still join in their second half; any other wait turns waiting
+// off, and it is tried again after a hundred waits' time, at least a second (so at most
+// 1 % of the time). So a client that sends its changes one after the other, or a few
 // clients that each wait for their answer, are not slowed (they can never fill a group
 // by waiting), and a change that arrives after a quiet spell (more than the wait since
 // the one before) is never held.
@@ -273,16 +274,22 @@ func (q *Queue) loop() {
 }
 
 // gather adds the changes that arrive within wait to group until it holds
-// Config.Company, and reports whether it did (false: the wait ran out, or the queue
-// is closing).
+// Config.Company, and reports whether waiting is worth going on with: the group filled
+// up, or the wait ran out but changes were still arriving in its second half (a stream
+// slower than Company per wait). Changes that joined only early, or none, are clients
+// that wait for their answers, all of them now in the group: false, as when the queue
+// is closing.
 func (q *Queue) gather(group *[]*Op, wait time.Duration) bool {
+	start := q.now()
+	var last time.Time // when the last change joined
 	timer := q.after(wait)
 	for len(*group) < q.cfg.Company {
 		select {
 		case op := <-q.ops:
 			*group = append(*group, op)
+			last = q.now()
 		case <-timer:
-			return false
+			return last.Sub(start) >= wait/2
 		case <-q.quit:
 			return false
 		}

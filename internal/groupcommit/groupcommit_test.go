@@ -260,9 +260,15 @@ type fakeClock struct {
 	t       time.Time
 	timers  []chan time.Time
 	started int // waits begun
+	reads   int // calls of now
 }
 
-func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); c.reads++; return c.t }
+
+func (c *fakeClock) nows() int { c.mu.Lock(); defer c.mu.Unlock(); return c.reads }
+
+// peek returns the time without counting a call of now.
+func (c *fakeClock) peek() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
 func (c *fakeClock) after(time.Duration) <-chan time.Time {
 	c.mu.Lock()
@@ -300,8 +306,10 @@ func (f *fakeStore) groupSizes() []int {
 
 // TestGather checks when a writer waits for company: never after a quiet spell, once
 // (a probe) for a client that sends one change after the other, and then not again
-// for a hundred waits; a stream that fills the group keeps it waiting, and a wait that runs
-// out turns waiting off. Closing answers the changes a wait holds.
+// for a hundred waits; a stream that fills the group keeps it waiting, and so does a wait
+// that runs out while changes still join in its second half; a wait that runs out after
+// changes joined only early, or none, turns waiting off. Closing answers the changes a
+// wait holds.
 func TestGather(t *testing.T) {
 	f := newFakeStore()
 	clock := &fakeClock{t: time.Unix(1000, 0)}
@@ -322,7 +330,7 @@ func TestGather(t *testing.T) {
 			require.FailNow(t, what+": not answered: it waits for company it should not wait for")
 		}
 	}
-	op := func() *Op { return &Op{UID: 1, ConnectorID: 1, Patch: power(1), Now: clock.now()} }
+	op := func() *Op { return &Op{UID: 1, ConnectorID: 1, Patch: power(1), Now: clock.peek()} }
 
 	answered(submit(op()), "the first change")
 	assert.Equal(t, 0, clock.waits(), "the first change came after a quiet spell")
@@ -335,9 +343,9 @@ func TestGather(t *testing.T) {
 	sizes := []int{1, 1}
 	// One change after the other, each within the wait of the one before: no probe until
 	// a probe interval after the last one ran out.
-	for ended := clock.now(); clock.now().Sub(ended) < probeInterval(wait); clock.advance(wait / 2) {
+	for ended := clock.peek(); clock.peek().Sub(ended) < probeInterval(wait); clock.advance(wait / 2) {
 		answered(submit(op()), "a change after the probe ran out")
-		require.Equal(t, 1, clock.waits(), "no second probe %s after the first ran out", clock.now().Sub(ended))
+		require.Equal(t, 1, clock.waits(), "no second probe %s after the first ran out", clock.peek().Sub(ended))
 		sizes = append(sizes, 1)
 	}
 	done = submit(op())
@@ -355,20 +363,41 @@ func TestGather(t *testing.T) {
 	answered(first, "a full group")
 	answered(second, "a full group")
 	answered(third, "a full group")
+	// join submits a change while a wait is on and returns once the writer took it.
+	join := func() chan struct{} {
+		n := clock.nows()
+		done := submit(op())
+		require.Eventually(t, func() bool { return clock.nows() > n }, 5*time.Second, time.Millisecond)
+		return done
+	}
+	// A slower stream: a change joins in the second half, the wait runs out, and the
+	// next group waits again.
 	first = submit(op())
 	require.Eventually(t, func() bool { return clock.waits() == 4 }, 5*time.Second, time.Millisecond)
-	clock.fire() // the stream stops: the wait runs out
+	clock.advance(wait * 3 / 4)
+	second = join()
+	clock.advance(wait / 4)
+	clock.fire()
 	answered(first, "a wait that ran out")
-	answered(submit(op()), "a change after a wait ran out")
-	assert.Equal(t, 4, clock.waits(), "a wait that ran out turns waiting off")
-	assert.Equal(t, append(sizes, 1, 1, 3, 1, 1), f.groupSizes())
+	answered(second, "a wait that ran out")
+	// Clients that wait for their answers: the other joins at once, then nothing.
+	first = submit(op())
+	require.Eventually(t, func() bool { return clock.waits() == 5 }, 5*time.Second, time.Millisecond)
+	second = join()
+	clock.advance(wait)
+	clock.fire()
+	answered(first, "a wait that ran out")
+	answered(second, "a wait that ran out")
+	answered(submit(op()), "a change after a wait ran out early")
+	assert.Equal(t, 5, clock.waits(), "a wait whose changes joined only early turns waiting off")
+	assert.Equal(t, append(sizes, 1, 1, 3, 2, 2, 1), f.groupSizes())
 
 	// Closing while a wait holds a change answers it.
 	clock.advance(probeInterval(wait))
 	answered(submit(op()), "a change after a quiet spell")
 	held := &Op{UID: 1, ConnectorID: 1, Patch: power(9)}
 	done = submit(held)
-	require.Eventually(t, func() bool { return clock.waits() == 5 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return clock.waits() == 6 }, 5*time.Second, time.Millisecond)
 	q.Close()
 	answered(done, "a change held when the queue closed")
 	require.NoError(t, held.Err)
