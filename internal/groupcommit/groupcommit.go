@@ -19,10 +19,10 @@
 // would each pay a whole commit. With a wait set (SetWait), a writer holding fewer than
 // Config.Company changes of a stream waits up to that long for more before it commits,
 // and stops waiting as soon as it has Company: a steady stream shares commits, and each
-// of its changes is answered up to one wait later. A writer keeps waiting only while its
-// waits fill up or changes still join in their second half; any other wait turns waiting
-// off, and it is tried again after a hundred waits' time, at least a second (so at most
-// 1 % of the time). So a client that sends its changes one after the other, or a few
+// of its changes is answered up to one wait later. A writer keeps waiting while its waits
+// fill up or changes still join in their second half; four other waits in a row turn
+// waiting off, and it is tried again after a hundred waits' time, at least a second (so
+// at most 1 % of the time). So a client that sends its changes one after the other, or a few
 // clients that each wait for their answer, are not slowed (they can never fill a group
 // by waiting), and a change that arrives after a quiet spell (more than the wait since
 // the one before) is never held.
@@ -152,6 +152,10 @@ type Config struct {
 	Company int
 }
 
+// maxMissed is how many waits in a row that were not worth it (see Queue.gather) turn
+// waiting off: one alone may be a stream's changes arriving bunched on a busy machine.
+const maxMissed = 4
+
 // probeInterval is how long a writer whose last wait ran out lets pass before it tries
 // waiting again: at least a second, and a hundred waits, so that probing costs a client
 // sending one change after another at most 1 % of its time.
@@ -237,8 +241,8 @@ func (q *Queue) loop() {
 	group := make([]*Op, 0, q.cfg.MaxGroup)
 	var (
 		prev      time.Time // when the previous group stopped taking changes
-		waiting   bool      // the last wait filled up: keep waiting
-		lastProbe time.Time // when the last wait that ran out ended
+		missed    = maxMissed // waits in a row not worth it, up to maxMissed: then waiting is off
+		lastProbe time.Time // when the last wait ended while waiting was off
 	)
 	for {
 		select {
@@ -258,10 +262,16 @@ func (q *Queue) loop() {
 		}
 		now := q.now()
 		if wait := time.Duration(q.wait.Load()); wait > 0 && len(group) < q.cfg.Company &&
-			now.Sub(prev) < wait && (waiting || now.Sub(lastProbe) >= probeInterval(wait)) {
-			waiting = q.gather(&group, wait)
+			now.Sub(prev) < wait && (missed < maxMissed || now.Sub(lastProbe) >= probeInterval(wait)) {
+			worth := q.gather(&group, wait)
 			now = q.now()
-			if !waiting {
+			switch {
+			case worth:
+				missed = 0
+			case missed < maxMissed:
+				missed++
+			}
+			if missed == maxMissed {
 				lastProbe = now
 			}
 		}

@@ -307,9 +307,9 @@ func (f *fakeStore) groupSizes() []int {
 // TestGather checks when a writer waits for company: never after a quiet spell, once
 // (a probe) for a client that sends one change after the other, and then not again
 // for a hundred waits; a stream that fills the group keeps it waiting, and so does a wait
-// that runs out while changes still join in its second half; a wait that runs out after
-// changes joined only early, or none, turns waiting off. Closing answers the changes a
-// wait holds.
+// that runs out while changes still join in its second half; four waits in a row that run
+// out after changes joined only early, or none, turn waiting off. Closing answers the
+// changes a wait holds.
 func TestGather(t *testing.T) {
 	f := newFakeStore()
 	clock := &fakeClock{t: time.Unix(1000, 0)}
@@ -380,24 +380,41 @@ func TestGather(t *testing.T) {
 	clock.fire()
 	answered(first, "a wait that ran out")
 	answered(second, "a wait that ran out")
-	// Clients that wait for their answers: the other joins at once, then nothing.
-	first = submit(op())
-	require.Eventually(t, func() bool { return clock.waits() == 5 }, 5*time.Second, time.Millisecond)
-	second = join()
-	clock.advance(wait)
-	clock.fire()
-	answered(first, "a wait that ran out")
-	answered(second, "a wait that ran out")
-	answered(submit(op()), "a change after a wait ran out early")
-	assert.Equal(t, 5, clock.waits(), "a wait whose changes joined only early turns waiting off")
-	assert.Equal(t, append(sizes, 1, 1, 3, 2, 2, 1), f.groupSizes())
+	sizes = append(sizes, 1, 1, 3, 2)
+	// Clients that wait for their answers: the other joins at once, then nothing. Four
+	// such waits in a row turn waiting off; a wait worth it between them starts the
+	// count again.
+	waits := clock.waits()
+	early := func(full bool) {
+		t.Helper()
+		waits++
+		first := submit(op())
+		require.Eventually(t, func() bool { return clock.waits() == waits }, 5*time.Second, time.Millisecond, "wait %d", waits)
+		second := join()
+		if full {
+			answered(submit(op()), "a full group")
+			sizes = append(sizes, 3)
+		} else {
+			clock.advance(wait)
+			clock.fire()
+			sizes = append(sizes, 2)
+		}
+		answered(first, "a wait that ran out")
+		answered(second, "a wait that ran out")
+	}
+	for _, full := range []bool{false, false, false, true, false, false, false, false} {
+		early(full)
+	}
+	answered(submit(op()), "a change after four waits that ran out early")
+	assert.Equal(t, waits, clock.waits(), "four waits in a row whose changes joined only early turn waiting off")
+	assert.Equal(t, append(sizes, 1), f.groupSizes())
 
 	// Closing while a wait holds a change answers it.
 	clock.advance(probeInterval(wait))
 	answered(submit(op()), "a change after a quiet spell")
 	held := &Op{UID: 1, ConnectorID: 1, Patch: power(9)}
 	done = submit(held)
-	require.Eventually(t, func() bool { return clock.waits() == 6 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return clock.waits() == waits+1 }, 5*time.Second, time.Millisecond)
 	q.Close()
 	answered(done, "a change held when the queue closed")
 	require.NoError(t, held.Err)
