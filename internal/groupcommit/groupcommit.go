@@ -21,8 +21,8 @@
 // and stops waiting as soon as it has Company: a steady stream shares commits, and each
 // of its changes is answered up to one wait later. A writer keeps waiting while its waits
 // fill up or changes still join in their second half; four other waits in a row turn
-// waiting off, and it is tried again after a hundred waits' time, at least a second (so
-// at most 1 % of the time). So a client that sends its changes one after the other, or a few
+// waiting off, and it is tried again after five hundred waits' time, at least a second
+// (so at most 0.2 % of the time). So a client that sends its changes one after the other, or a few
 // clients that each wait for their answer, are not slowed (they can never fill a group
 // by waiting), and a change that arrives after a quiet spell (more than the wait since
 // the one before) is never held.
@@ -157,9 +157,11 @@ type Config struct {
 const maxMissed = 4
 
 // probeInterval is how long a writer whose last wait ran out lets pass before it tries
-// waiting again: at least a second, and a hundred waits, so that probing costs a client
-// sending one change after another at most 1 % of its time.
-func probeInterval(wait time.Duration) time.Duration { return max(time.Second, 100*wait) }
+// waiting again: at least a second, and five hundred waits, so that probing costs a client
+// sending one change after another at most 0.2 % of its time (and a probe that clients
+// waiting for their answers happen to pass, by a change slowed past half the wait, costs
+// as little).
+func probeInterval(wait time.Duration) time.Duration { return max(time.Second, 500*wait) }
 
 // Queue collects changes and applies them in groups. Create it with Start.
 type Queue struct {
@@ -240,9 +242,9 @@ func (q *Queue) loop() {
 	defer q.writers.Done()
 	group := make([]*Op, 0, q.cfg.MaxGroup)
 	var (
-		prev      time.Time // when the previous group stopped taking changes
+		prev      time.Time   // when the previous group stopped taking changes
 		missed    = maxMissed // waits in a row not worth it, up to maxMissed: then waiting is off
-		lastProbe time.Time // when the last wait ended while waiting was off
+		lastProbe time.Time   // when the last wait ended while waiting was off
 	)
 	for {
 		select {

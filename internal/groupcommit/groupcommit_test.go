@@ -306,7 +306,7 @@ func (f *fakeStore) groupSizes() []int {
 
 // TestGather checks when a writer waits for company: never after a quiet spell, once
 // (a probe) for a client that sends one change after the other, and then not again
-// for a hundred waits; a stream that fills the group keeps it waiting, and so does a wait
+// for five hundred waits; a stream that fills the group keeps it waiting, and so does a wait
 // that runs out while changes still join in its second half; four waits in a row that run
 // out after changes joined only early, or none, turn waiting off. Closing answers the
 // changes a wait holds.
