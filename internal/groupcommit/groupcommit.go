@@ -22,10 +22,10 @@
 // of its changes is answered up to one wait later. A writer keeps waiting while its waits
 // fill up or changes still join in their second half; four other waits in a row turn
 // waiting off, and it is tried again after five hundred waits' time, at least a second
-// (so at most 0.2 % of the time). So a client that sends its changes one after the other, or a few
-// clients that each wait for their answer, are not slowed (they can never fill a group
-// by waiting), and a change that arrives after a quiet spell (more than the wait since
-// the one before) is never held.
+// (so at most 0.2 % of the time). Waiting starts off. So a client that sends its changes
+// one after the other, or a few clients that each wait for their answer, are not slowed
+// (they can never fill a group by waiting), and a change that arrives after a quiet spell
+// (more than the wait since the one before) is never held.
 package groupcommit
 
 import (
@@ -156,11 +156,11 @@ type Config struct {
 // waiting off: one alone may be a stream's changes arriving bunched on a busy machine.
 const maxMissed = 4
 
-// probeInterval is how long a writer whose last wait ran out lets pass before it tries
-// waiting again: at least a second, and five hundred waits, so that probing costs a client
-// sending one change after another at most 0.2 % of its time (and a probe that clients
-// waiting for their answers happen to pass, by a change slowed past half the wait, costs
-// as little).
+// probeInterval is how long a writer whose waiting is off lets pass after its last wait
+// before it tries again: at least a second, and five hundred waits, so that probing costs
+// a client sending one change after another at most 0.2 % of its time (and a probe that
+// clients waiting for their answers happen to pass, by a change slowed past half the
+// wait, costs as little).
 func probeInterval(wait time.Duration) time.Duration { return max(time.Second, 500*wait) }
 
 // Queue collects changes and applies them in groups. Create it with Start.
@@ -184,6 +184,7 @@ func Start(store Store, cfg Config) *Queue {
 	return start(store, cfg, time.Now, time.After)
 }
 
+// start is Start with the clock given (tests pass a fake one).
 func start(store Store, cfg Config, now func() time.Time, after func(time.Duration) <-chan time.Time) *Queue {
 	if cfg.MaxGroup <= 0 {
 		cfg.MaxGroup = 64
