@@ -26,8 +26,10 @@ const (
 // insertEventsQuery stores n events in the log, each taking the next seq (see
 // migration 0012); its parameters are id, type, time, data and traceparent of each, and
 // the latest time of the events before it in the call (see Store.insertEvents). Each
-// row's high water (migration 0015) is that time or the newest logged event's, the later:
-// SQLite evaluates the uncorrelated subquery once, before the first row.
+// row's high water (migration 0015) is that time or the newest logged event's, the later.
+// Every row's subquery reads the log as it was before the statement: a statement that
+// reads the table it writes has SQLite compute all its VALUES (into a temporary table)
+// before it inserts the first row.
 func insertEventsQuery(n int) string {
 	return `INSERT INTO events (id, type, occurred_at, data, traceparent, hw) VALUES ` +
 		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, max(?, `+lastHighWater+`)), `, n), ", ")
