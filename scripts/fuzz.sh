@@ -20,6 +20,7 @@ targets=(
 	"./server:FuzzWebhookCreate"
 	"./server:FuzzInventoryWrite"
 	"./server:FuzzWebhookTools"
+	"./server:FuzzDuplicateKey"
 )
 summary=()
 # corpus_files lists the inputs saved for a target (a finding writes a new one).

@@ -116,65 +116,103 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // duplicateKey returns the first object key that appears twice in the same object of
-// the JSON document body, with the path of that object ("" for the top level), or "" if
-// there is none or body is not JSON (the schema check reports that).
+// the JSON document body, with the path of that object ("" for the top level; an object
+// in an array has the array's path), or "" if there is none. body is a document the
+// schema check accepted: for anything else the answer is "", or a key that appears twice
+// as far as the text can be read. It reads body once, without decoding values; a key
+// written with escapes is compared as it decodes ("a" and "\u0061" are the same key).
 func duplicateKey(body []byte) (key, path string) {
-	if len(body) == 0 || !bytes.Contains(body, []byte{'{'}) {
-		return "", ""
-	}
-	type frame struct {
-		keys   map[string]bool // nil for an array
-		path   string
-		expect bool // in an object, the next string token is a key
-		last   string
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", ""
-		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.keys != nil && top.expect {
-			if k, ok := tok.(string); ok {
-				if top.keys[k] {
-					return k, top.path
-				}
-				top.keys[k], top.last, top.expect = true, k, false
-				continue
-			}
-		}
-		child := ""
-		if top != nil {
-			child = top.path
-			if top.keys != nil && top.last != "" {
-				child = strings.TrimPrefix(child+"."+top.last, ".")
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &frame{keys: map[string]bool{}, path: child, expect: true})
-			continue
-		case json.Delim('['):
-			stack = append(stack, &frame{path: child})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
+	const linearKeys = 16
+	var (
+		stack     []keyFrame
+		keys      [][]byte // the keys of the open objects, outermost first
+		expectKey bool     // in an object, the next string is a key
+	)
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '{':
+			stack = append(stack, keyFrame{object: true, start: len(keys)})
+			expectKey = true
+		case '[':
+			stack = append(stack, keyFrame{start: len(keys)})
+			expectKey = false
+		case '}', ']':
 			if len(stack) == 0 {
 				return "", ""
 			}
-		}
-		if len(stack) == 0 {
-			return "", "" // a scalar document
-		}
-		if top = stack[len(stack)-1]; top.keys != nil {
-			top.expect = true // a value ended: a key or the end follows
+			keys = keys[:stack[len(stack)-1].start]
+			if stack = stack[:len(stack)-1]; len(stack) == 0 {
+				return "", ""
+			}
+			expectKey = false
+		case ',':
+			expectKey = len(stack) > 0 && stack[len(stack)-1].object
+		case '"':
+			j, escaped := i+1, false
+			for ; j < len(body) && body[j] != '"'; j++ {
+				if body[j] == '\\' {
+					j++
+					escaped = true
+				}
+			}
+			if j >= len(body) {
+				return "", ""
+			}
+			if expectKey && len(stack) > 0 {
+				k := body[i+1 : j]
+				if escaped {
+					var s string
+					if json.Unmarshal(body[i:j+1], &s) != nil {
+						return "", ""
+					}
+					k = []byte(s)
+				}
+				top := &stack[len(stack)-1]
+				if top.set != nil {
+					if _, dup := top.set[string(k)]; dup {
+						return string(k), keyPath(stack, keys)
+					}
+					top.set[string(k)] = struct{}{}
+				} else {
+					for _, seen := range keys[top.start:] {
+						if bytes.Equal(seen, k) {
+							return string(k), keyPath(stack, keys)
+						}
+					}
+					if len(keys)-top.start == linearKeys {
+						top.set = make(map[string]struct{}, 2*linearKeys)
+						for _, seen := range keys[top.start:] {
+							top.set[string(seen)] = struct{}{}
+						}
+						top.set[string(k)] = struct{}{}
+					}
+				}
+				keys = append(keys, k)
+				expectKey = false
+			}
+			i = j
 		}
 	}
+	return "", ""
+}
+
+// keyFrame is an object or array open at the point duplicateKey reads.
+type keyFrame struct {
+	object bool
+	start  int                 // where the object's keys begin in duplicateKey's keys
+	set    map[string]struct{} // the keys, once there are more than a few
+}
+
+// keyPath is the path of the innermost container of stack: the keys under which the
+// objects hold the next container, joined by "." (an empty key adds nothing).
+func keyPath(stack []keyFrame, keys [][]byte) string {
+	var parts []string
+	for k := 1; k < len(stack); k++ {
+		if stack[k-1].object && stack[k].start > stack[k-1].start && len(keys[stack[k].start-1]) > 0 {
+			parts = append(parts, string(keys[stack[k].start-1]))
+		}
+	}
+	return strings.Join(parts, ".")
 }
 
 // at renders a body path for a message: " in object \"a.b\"", or "" at the top level.
