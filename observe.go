@@ -19,10 +19,12 @@ type CommitReporter interface {
 
 // CommitWaiter is implemented by stores whose group commit can wait for company: with
 // a wait set, PATCHes and status notifications that arrive as a steady stream, each
-// alone, wait up to d for more so that several share one commit (a client sending one
-// change after another is not held; see internal/groupcommit). 0 never waits.
+// alone, wait up to d for more so that several share one commit, and commit as soon as
+// CommitCompany of them are together (a client sending one change after another is not
+// held; see internal/groupcommit). 0 never waits.
 type CommitWaiter interface {
 	SetCommitWait(d time.Duration)
+	CommitCompany() int
 }
 
 // CommitHook implements CommitReporter for a store that embeds it: the store calls

@@ -215,7 +215,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{Writers: groupWriters, Retry: retryGroup,
+	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{Writers: groupWriters, Company: groupCompany, Retry: retryGroup,
 		Timeout: DefaultStatementTimeout + 5*time.Second})
 	s.evseDocs = startReadGroup(readLoops, s.fetchEVSEDocs)
 	s.locationDocs = startReadGroup(readLoops, s.fetchLocationDocs)
@@ -226,6 +226,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // a stream waits for more before it commits (internal/groupcommit: Queue.SetWait); 0,
 // the default, never waits.
 func (s *Store) SetCommitWait(d time.Duration) { s.group.SetWait(d) }
+
+// CommitCompany returns how many changes end a wait (groupCompany).
+func (s *Store) CommitCompany() int { return s.group.Company() }
 
 // Close closes every connection, waiting for those in use to be released. Later calls
 // of the store's methods fail with chargenet.ErrUnavailable. Calling Close again does

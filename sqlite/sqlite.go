@@ -179,6 +179,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // the default, never waits.
 func (s *Store) SetCommitWait(d time.Duration) { s.group.SetWait(d) }
 
+// CommitCompany returns how many changes end a wait: 8, the group commit's default.
+func (s *Store) CommitCompany() int { return s.group.Company() }
+
 // SetReadCacheSize bounds the memory the store's read cache may hold, in bytes of
 // cached JSON (default DefaultReadCacheSize); 0 turns the cache off. It empties the
 // cache. The cache keeps the answers of EVSEDoc and ListLocationDocs for as long as

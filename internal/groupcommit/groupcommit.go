@@ -207,6 +207,9 @@ func start(store Store, cfg Config, now func() time.Time, after func(time.Durati
 	return q
 }
 
+// Company returns how many changes end a wait for more (Config.Company).
+func (q *Queue) Company() int { return q.cfg.Company }
+
 // SetWait sets how long a writer holding fewer than Config.Company changes of a stream
 // waits for more before it commits (see the package documentation); 0, the default,
 // never waits. It takes effect from the next group.
