@@ -120,7 +120,7 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 		"SQLite: MiB of EVSE and location JSON kept in memory while nothing is committed to the database; 0 turns the cache off (env CHARGENET_READ_CACHE_MB)")
 	cw, _ := time.ParseDuration(env("CHARGENET_COMMIT_WAIT", "20ms"))
 	fs.DurationVar(&c.CommitWait, "commit-wait", cw,
-		"how long PATCHes and status notifications arriving as a steady stream wait for company, so that 8 share a commit; a client sending one change after another is not held; 0 never waits (env CHARGENET_COMMIT_WAIT)")
+		"how long PATCHes and status notifications arriving as a steady stream wait for company, so that several share a commit (up to 8 on SQLite, 32 on PostgreSQL); a client sending one change after another is not held; 0 never waits (env CHARGENET_COMMIT_WAIT)")
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", ttl, "how long a checked API key is trusted before the database is asked again; a revoked key stops working within it (env CHARGENET_KEY_CACHE_TTL)")
 }
 
