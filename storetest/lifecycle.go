@@ -846,9 +846,10 @@ func testStatusHeld(t *testing.T, open Opener) {
 		events := recorded(t, s)
 		require.Equal(t, []string{chargenet.EventEVSEUpdated}, eventTypes(events), "the error alone: evse.updated")
 		assertUpdatedEvent(t, events[0], after)
-		// The event log holds it too (every event is stored, subscribed or not).
-		logged := readLog(t, s, []string{chargenet.EventEVSEUpdated}, time.Time{}, chargenet.MaxPageSize, nil)
-		assert.Contains(t, eventIDs(logged), events[0].ID)
+		// The event log holds it too (every event is stored, subscribed or not), once the
+		// transactions open when it committed have ended (PostgreSQL's horizon).
+		logged := logUntil(t, s, []string{chargenet.EventEVSEUpdated}, events[0].Time, 1)
+		assert.Equal(t, events[0].ID, logged[0].ID)
 	})
 
 	t.Run("created INOPERATIVE", func(t *testing.T) {
