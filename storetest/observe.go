@@ -101,7 +101,8 @@ func testCommitWait(t *testing.T, open Opener) {
 		writes = append(writes, n)
 	})
 	t.Cleanup(func() { cr.OnCommit(nil) })
-	cw.SetCommitWait(time.Hour) // longer than the test: only company ends a wait
+	const wait = 10 * time.Second // far longer than the changes take to join: company ends it
+	cw.SetCommitWait(wait)
 	company := cw.CommitCompany()
 	require.GreaterOrEqual(t, company, 2)
 	patch := func(power float64) error {
@@ -114,6 +115,7 @@ func testCommitWait(t *testing.T, open Opener) {
 	var wg sync.WaitGroup
 	errs := make([]error, company)
 	wg.Add(1)
+	start := time.Now()
 	go func() { defer wg.Done(); errs[0] = patch(101) }()
 	time.Sleep(50 * time.Millisecond) // taken alone, it waits
 	for i := 1; i < company; i++ {
@@ -121,6 +123,7 @@ func testCommitWait(t *testing.T, open Opener) {
 		go func() { defer wg.Done(); errs[i] = patch(float64(101 + i)) }()
 	}
 	wg.Wait()
+	assert.Less(t, time.Since(start), wait/2, "the company ended the wait, not its end")
 	for i, err := range errs {
 		require.NoError(t, err, "PATCH %d", i)
 	}
