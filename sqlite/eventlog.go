@@ -199,8 +199,9 @@ func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r cha
 // is at or after before (firstSeqAt: all older than before), each recorded as an
 // OutcomeExpired attempt (made now, numbered after the delivery's attempts), whether or
 // not its webhook is enabled; attempts made before before; and those events that no
-// delivery still needs, in log order (their seq numbers are never given again:
-// AUTOINCREMENT). Errors are wrapped driver errors; then nothing is removed.
+// delivery still needs, in log order; the highest number removed is kept in
+// events_pruned, so that insertEvents never gives it again. Errors are wrapped driver
+// errors; then nothing is removed.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (chargenet.Pruned, error) {
 	var p chargenet.Pruned
 	if limit <= 0 {
@@ -256,8 +257,12 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		p.Events = int(n)
-		return nil
+		if p.Events = int(n); n > 0 {
+			// end is past every event removed.
+			_, err = tx.ExecContext(ctx, `INSERT INTO events_pruned (id, last_seq) VALUES (1, ?) `+
+				`ON CONFLICT (id) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)`, end-1)
+		}
+		return err
 	})
 	if err != nil {
 		return chargenet.Pruned{}, wrap("prune events", err)

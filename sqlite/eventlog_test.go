@@ -126,3 +126,51 @@ func TestEventHighWaterMigration(t *testing.T) {
 	}
 	assert.Equal(t, []string{"evt_1", "evt_2", "evt_3", "evt_5"}, ids)
 }
+
+// TestEventSeqMigration migrates a log numbered by AUTOINCREMENT whose newest events
+// were pruned (the old sequence is past the newest event left) and one pending
+// delivery: the delivery keeps its event, the events their numbers, and the next event
+// logged is numbered after every number given before.
+func TestEventSeqMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02T15:04:05.000000000Z07:00")
+	stmts := []string{
+		`INSERT INTO webhooks (id, owner, url, enabled, secret, created_at, updated_at) ` +
+			`VALUES ('wh_1', 'p', 'https://example.com/hook', 1, 'whsec_x', '` + at + `', '` + at + `')`,
+	}
+	for i := range 5 {
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO events (id, type, occurred_at, data) VALUES ('evt_%d', '%s', '%s', '{}')`,
+			i, chargenet.EventConnectorUpdated, at))
+	}
+	stmts = append(stmts,
+		`INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES ('evt_1', 'wh_1', '1.0', '`+at+`')`,
+		`DELETE FROM events WHERE id IN ('evt_0', 'evt_3', 'evt_4')`)
+	require.NoError(t, sqlite.MigrateBeforeForTest(ctx, path, "0016", stmts...))
+	s := mustOpen(t, path)
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	require.NoError(t, err)
+	defer func() { _ = db.Close() }()
+
+	var pending string
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT event_id FROM outbox`).Scan(&pending))
+	assert.Equal(t, "evt_1", pending)
+	var fks int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_foreign_key_check`).Scan(&fks))
+	assert.Zero(t, fks, "every reference holds")
+	var autoincrement int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'events' AND sql LIKE '%AUTOINCREMENT%'`).Scan(&autoincrement))
+	assert.Zero(t, autoincrement)
+
+	e := chargenet.DemoInventory(time.Now()).EVSEs[0]
+	ev, err := chargenet.NewConnectorUpdatedEvent(&e, e.Connectors[0].ID, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, s.RecordEventsForTest(ctx, ev))
+	got, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+	require.NoError(t, err)
+	var seqs []int64
+	for _, ev := range got {
+		seqs = append(seqs, ev.Seq)
+	}
+	assert.Equal(t, []int64{2, 3, 6}, seqs, "after the 5 numbers given before")
+}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/chargenet/chargenet"
 )
 
 // PragmaForTest returns the value of a pragma as the store's write connection and one
@@ -111,4 +113,13 @@ func MigrateBeforeForTest(ctx context.Context, path, before string, stmts ...str
 		}
 	}
 	return nil
+}
+
+// RecordEventsForTest logs events in a write transaction of their own, as a change
+// that produced them would.
+func (s *Store) RecordEventsForTest(ctx context.Context, events ...chargenet.Event) error {
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := s.recordEvents(ctx, tx, events...)
+		return err
+	})
 }

@@ -78,6 +78,7 @@ type Store struct {
 	revokeAPIKey    *sql.Stmt
 	insertSetting   *sql.Stmt
 	selectSetting   *sql.Stmt
+	logEnd          *sql.Stmt
 	insertEventRows [len(insertBatches)]*sql.Stmt // by the index of their size in insertBatches
 	fanOut          *sql.Stmt
 	g               groupStatements
@@ -393,6 +394,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.revokeAPIKey = p(s.write, `UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL`)
 	s.insertSetting = p(s.write, `INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`)
 	s.selectSetting = p(s.write, `SELECT value FROM settings WHERE name = ?`)
+	s.logEnd = p(s.write, logEndQuery)
 	for i, n := range insertBatches {
 		s.insertEventRows[i] = p(s.write, insertEventsQuery(n))
 	}

@@ -23,20 +23,20 @@ const (
 		`JOIN webhook_event_types w ON w.type = e.type WHERE e.seq > ? ORDER BY e.seq, w.webhook_id`
 )
 
-// insertEventsQuery stores n events in the log, each taking the next seq (see
-// migration 0012); its parameters are id, type, time, data and traceparent of each, and
-// the latest time of the events before it in the call (see Store.insertEvents). Each
-// row's high water (migration 0015) is that time or the newest logged event's, the later.
-// Every row's subquery reads the log as it was before the statement: a statement that
-// reads the table it writes has SQLite compute all its VALUES (into a temporary table)
-// before it inserts the first row.
+// insertEventsQuery stores n events in the log; its parameters are seq, id, type, time,
+// data, traceparent and high water (migration 0015) of each (see Store.insertEvents).
+// The values are plain parameters: a statement whose VALUES read the table it writes
+// has SQLite compute all of them into a temporary table before it inserts the first row.
 func insertEventsQuery(n int) string {
-	return `INSERT INTO events (id, type, occurred_at, data, traceparent, hw) VALUES ` +
-		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, max(?, `+lastHighWater+`)), `, n), ", ")
+	return `INSERT INTO events (seq, id, type, occurred_at, data, traceparent, hw) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?, ?), `, n), ", ")
 }
 
-// lastHighWater is the high water of the newest event, empty for an empty log.
-const lastHighWater = `coalesce((SELECT hw FROM events ORDER BY seq DESC LIMIT 1), '')`
+// logEndQuery reads the high water of the newest event (empty for an empty log) and the
+// number the next event follows: the newest event's, or the highest pruned when that is
+// later (migration 0016).
+const logEndQuery = `SELECT coalesce((SELECT hw FROM events ORDER BY seq DESC LIMIT 1), ''), ` +
+	`max(coalesce((SELECT seq FROM events ORDER BY seq DESC LIMIT 1), 0), coalesce((SELECT last_seq FROM events_pruned), 0))`
 
 // insertBatches are the sizes of the prepared multi-row inserts of events (see
 // Store.insertEvents): a transaction's events are written in as few statements as
@@ -87,13 +87,18 @@ func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargene
 	return n > 0, err
 }
 
-// insertEvents stores events in the log in the caller's transaction, in as few
-// statements as insertBatches allow, each with its high water (migration 0015), and
-// returns the seq before the first (0 when the log was empty).
+// insertEvents stores events in the log in the caller's transaction (which holds the
+// write lock), in as few statements as insertBatches allow, numbered in their order
+// after the end of the log (logEndQuery), each with its high water (migration 0015): the
+// latest time of the event, of the events before it in the call and of the newest
+// logged before the call. It returns the seq before the first.
 func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []chargenet.Event) (first int64, err error) {
-	hw := "" // the latest time of the events before, in this call
-	counted := false
-	args := make([]any, 0, 6*insertBatches[0])
+	var hw string
+	if err := tx.StmtContext(ctx, s.logEnd).QueryRowContext(ctx).Scan(&hw, &first); err != nil {
+		return 0, err
+	}
+	seq := first
+	args := make([]any, 0, 7*insertBatches[0])
 	for rest, i := events, 0; len(rest) > 0; i++ {
 		size := insertBatches[i]
 		if size > len(rest) {
@@ -107,20 +112,13 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []chargenet
 			}
 			at := formatTime(ev.Time)
 			hw = max(hw, at)
-			args = append(args, ev.ID, ev.Type, at, string(ev.Data), tp, hw)
+			seq++
+			args = append(args, seq, ev.ID, ev.Type, at, string(ev.Data), tp, hw)
 		}
-		res, err := tx.StmtContext(ctx, s.insertEventRows[i]).ExecContext(ctx, args...)
-		if err != nil {
+		if _, err := tx.StmtContext(ctx, s.insertEventRows[i]).ExecContext(ctx, args...); err != nil {
 			return 0, err
 		}
-		if rest = rest[size:]; !counted {
-			last, err := res.LastInsertId()
-			if err != nil {
-				return 0, err
-			}
-			first = last - int64(size) // one writer: the statement's rows took consecutive numbers
-			counted = true
-		}
+		rest = rest[size:]
 		i-- // the same size again while it fits
 	}
 	return first, nil
