@@ -5,7 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/chargenet/chargenet"
@@ -25,11 +27,76 @@ const (
 	setStatusQuery          = `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`
 	setConnectorStatusQuery = `UPDATE connectors SET error_code = ?, error_info = ?, error_vendor_code = ?, ` +
 		`status_at = ? WHERE evse_uid = ? AND id = ?`
+	// writeStateQuery reads what tells the writer connection whether the database
+	// changed since it last read them (see groupCache).
+	writeStateQuery = `SELECT total_changes(), (SELECT data_version FROM pragma_data_version)`
 )
+
+// maxKnown bounds the EVSEs a groupCache keeps; past it, it keeps one group's.
+const maxKnown = 4096
 
 // groupStatements are those statements, prepared.
 type groupStatements struct {
-	chargeboxEVSEs, statusTimes, setStatus, setConnectorStatus *sql.Stmt
+	chargeboxEVSEs, statusTimes, setStatus, setConnectorStatus, writeState *sql.Stmt
+}
+
+// writeState is what writeStateQuery reads on the writer connection: the rows it has
+// changed since it opened (every statement's, whether its transaction committed or not),
+// and a number that changes when another connection (another process) commits.
+type writeState struct{ changes, data int64 }
+
+// groupCache keeps the EVSEs (with their connectors) of the last groups as their
+// commits left them, so that the next group reads from the database only the EVSEs it
+// does not know. They stay true while the database shows the writeState of the last
+// group's commit at the next group's begin: nothing else was written on the writer
+// connection and no one else committed. A charge box's EVSEs are always read (with
+// their status times); the EVSEs a PATCH asks for by UID are taken from here.
+type groupCache struct {
+	mu    sync.Mutex
+	state writeState // at the last group's commit; valid only with evses
+	evses map[int64]*chargenet.EVSE
+	group map[int64]*chargenet.EVSE // the open group's EVSEs, as it read them
+}
+
+// begin returns the kept EVSEs if the database shows the state of the last commit, and
+// forgets them otherwise; it starts a group.
+func (c *groupCache) begin(now writeState) map[int64]*chargenet.EVSE {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.evses != nil && now != c.state {
+		c.evses = nil
+	}
+	c.group = map[int64]*chargenet.EVSE{}
+	return c.evses
+}
+
+// read records an EVSE the open group read from the database.
+func (c *groupCache) read(e *chargenet.EVSE) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.group[e.UID] = e.Clone()
+}
+
+// commit keeps the open group's EVSEs, as its changes left them, with the state of the
+// database after its commit.
+func (c *groupCache) commit(state writeState, changes []groupcommit.Change) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range changes {
+		c.group[ch.EVSE.UID] = ch.EVSE.Clone()
+	}
+	if c.evses == nil || len(c.evses)+len(c.group) > maxKnown {
+		c.evses = make(map[int64]*chargenet.EVSE, len(c.group))
+	}
+	maps.Copy(c.evses, c.group)
+	c.state, c.group = state, nil
+}
+
+// forget drops what the cache keeps: a group did not commit.
+func (c *groupCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.evses, c.group = nil, nil
 }
 
 // groupStore is the store as internal/groupcommit sees it.
@@ -52,8 +119,14 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 	}
 	fail := func(err error) (groupcommit.Tx, *groupcommit.Loaded, error) {
 		_ = tx.Rollback()
+		s.known.forget()
 		return nil, nil, err
 	}
+	var state writeState
+	if err := tx.StmtContext(ctx, s.g.writeState).QueryRowContext(ctx).Scan(&state.changes, &state.data); err != nil {
+		return fail(err)
+	}
+	known := s.known.begin(state)
 	loaded := &groupcommit.Loaded{}
 	byUID := map[int64]chargenet.EVSE{}
 	boxes := map[int64]bool{}
@@ -75,10 +148,15 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 		}
 		for _, e := range evses {
 			byUID[e.UID] = e
+			s.known.read(&e)
 		}
 	}
 	for _, uid := range load.UIDs {
 		if _, done := byUID[uid]; done {
+			continue
+		}
+		if e := known[uid]; e != nil {
+			byUID[uid] = *e.Clone()
 			continue
 		}
 		rows, err := tx.StmtContext(ctx, s.evseForUpdate).QueryContext(ctx, uid)
@@ -91,6 +169,7 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 		}
 		for _, e := range evses {
 			byUID[e.UID] = e
+			s.known.read(&e)
 		}
 	}
 	for _, e := range byUID {
@@ -148,19 +227,28 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 	if err != nil {
 		return t.fail(err)
 	}
+	var state writeState
+	if err := tx.StmtContext(ctx, s.g.writeState).QueryRowContext(ctx).Scan(&state.changes, &state.data); err != nil {
+		return t.fail(err)
+	}
 	if err := tx.Commit(); err != nil {
 		return t.fail(err)
 	}
+	s.known.commit(state, changes)
 	return queued, nil
 }
 
 func (t *groupTx) fail(err error) (bool, error) {
 	_ = t.tx.Rollback()
+	t.s.known.forget()
 	return false, err
 }
 
 // Rollback ends the transaction without writing.
-func (t *groupTx) Rollback() { _ = t.tx.Rollback() }
+func (t *groupTx) Rollback() {
+	_ = t.tx.Rollback()
+	t.s.known.forget()
+}
 
 // errStoreClosed is the cause of a change submitted to a closed store.
 var errStoreClosed = errors.New("sql: database is closed")

@@ -89,6 +89,8 @@ type Store struct {
 
 	// The single writer of UpdateConnector and ApplyStatusNotification (see group.go).
 	group *groupcommit.Queue
+	// known are the EVSEs as the last group left them, for the next (see groupCache).
+	known groupCache
 
 	closeOnce sync.Once
 	closeErr  error
@@ -400,7 +402,8 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 	s.fanOut = p(s.write, fanOutQuery)
 	s.g = groupStatements{chargeboxEVSEs: p(s.write, chargeboxEVSEsQuery), statusTimes: p(s.write, statusTimesQuery),
-		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery)}
+		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery),
+		writeState: p(s.write, writeStateQuery)}
 	return err
 }
 

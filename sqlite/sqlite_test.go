@@ -675,3 +675,43 @@ func BenchmarkLocationChanges(b *testing.B) {
 	}
 	storetest.BenchLocationChanges(b, s, n, at.Add(-time.Hour), at.Add(time.Minute))
 }
+
+// TestGroupCacheSeesOtherWrites checks that a group never starts from EVSEs the last
+// group kept once something else wrote them: another store on the same file (another
+// process), and a write of the same store outside its groups (ChangeEVSE). Each PATCH
+// must keep what the other write set, and its version must follow the other's.
+func TestGroupCacheSeesOtherWrites(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	a := mustOpen(t, path)
+	b := mustOpen(t, path)
+	require.NoError(t, a.Import(ctx, chargenet.DemoInventory(time.Now())))
+	const uid = 1002
+	patch := func(s *sqlite.Store, p chargenet.ConnectorPatch) *chargenet.EVSE {
+		t.Helper()
+		e, err := s.UpdateConnector(ctx, uid, 1, p, "", time.Now())
+		require.NoError(t, err)
+		return e
+	}
+	patch(a, chargenet.ConnectorPatch{MaxElectricPower: ptr(10.0)}) // a's groups now know the EVSE
+
+	byOther := patch(b, chargenet.ConnectorPatch{MaxVoltage: ptr(401.0)})
+	got := patch(a, chargenet.ConnectorPatch{MaxElectricPower: ptr(20.0)})
+	assert.Equal(t, 401.0, got.Connector(1).MaxVoltage, "another process's write")
+	assert.Equal(t, byOther.Version+1, got.Version)
+
+	byChange, err := a.ChangeEVSE(ctx, uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
+		e.Connector(1).MaxAmperage = 333
+		e.Version++
+		return nil, nil
+	}, nil, time.Now())
+	require.NoError(t, err)
+	got = patch(a, chargenet.ConnectorPatch{MaxElectricPower: ptr(30.0)})
+	assert.Equal(t, 333.0, got.Connector(1).MaxAmperage, "the same store's write outside its groups")
+	assert.Equal(t, byChange.Version+1, got.Version)
+
+	again := patch(a, chargenet.ConnectorPatch{MaxElectricPower: ptr(40.0)})
+	stored, err := b.EVSE(ctx, uid)
+	require.NoError(t, err)
+	assert.Equal(t, again, stored, "what the next group started from is what was stored")
+}
