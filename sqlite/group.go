@@ -45,6 +45,13 @@ type groupStatements struct {
 // and a number that changes when another connection (another process) commits.
 type writeState struct{ changes, data int64 }
 
+// writeStateIn reads the writeState in tx, a transaction on the writer connection.
+func (s *Store) writeStateIn(ctx context.Context, tx *sql.Tx) (writeState, error) {
+	var w writeState
+	err := tx.StmtContext(ctx, s.g.writeState).QueryRowContext(ctx).Scan(&w.changes, &w.data)
+	return w, err
+}
+
 // groupCache keeps the EVSEs (with their connectors) of the last groups as their
 // commits left them, so that the next group reads from the database only the EVSEs it
 // does not know. They stay true while the database shows the writeState of the last
@@ -110,7 +117,8 @@ func (g groupStore) Committed(op string, start time.Time, writes int) {
 
 // Begin begins the group's transaction on the writer connection (BEGIN IMMEDIATE: it
 // holds the write lock from here, so what it reads stays true until the commit), and
-// reads the group's EVSEs.
+// reads the group's EVSEs: those a PATCH asks for by UID from s.known when it still
+// holds them (see groupCache), the others from the database.
 func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcommit.Tx, *groupcommit.Loaded, error) {
 	s := g.s
 	tx, err := s.write.BeginTx(ctx, nil)
@@ -122,8 +130,8 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 		s.known.forget()
 		return nil, nil, err
 	}
-	var state writeState
-	if err := tx.StmtContext(ctx, s.g.writeState).QueryRowContext(ctx).Scan(&state.changes, &state.data); err != nil {
+	state, err := s.writeStateIn(ctx, tx)
+	if err != nil {
 		return fail(err)
 	}
 	known := s.known.begin(state)
@@ -227,8 +235,8 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 	if err != nil {
 		return t.fail(err)
 	}
-	var state writeState
-	if err := tx.StmtContext(ctx, s.g.writeState).QueryRowContext(ctx).Scan(&state.changes, &state.data); err != nil {
+	state, err := s.writeStateIn(ctx, tx)
+	if err != nil {
 		return t.fail(err)
 	}
 	if err := tx.Commit(); err != nil {
