@@ -3,13 +3,15 @@ package postgres
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/chargenet/chargenet"
 	"github.com/jackc/pgx/v5"
 )
 
-// Change lists read the change_xid that the triggers of migration 0011 set on evses and
-// locations: the id of the transaction that last changed the row. Only rows whose
+// Change lists read the change_xid that the triggers of migrations 0011 and 0014 set on
+// locations and, for EVSEs, in evse_changes: the id of the transaction that last changed
+// the row (or an EVSE's connectors). Only rows whose
 // change_xid is below the xmin of the read's snapshot are returned: every transaction
 // below it has ended, and every transaction that commits later has an id at or above
 // it, so a change never commits behind a position already read. The cost: a change is
@@ -17,14 +19,15 @@ import (
 // import holds back the lists until it commits).
 //
 // A read walks the index on (change_xid, key) from the seek's position to the horizon,
-// checking Since on the rows it meets; when the statistics say that few rows changed
-// since Since, the planner reads those from the index on last_updated and sorts them.
+// checking Since on the rows it meets (for EVSEs, in evse_changes, joining each to its
+// row in evses); when the statistics say that few rows changed since Since, the planner
+// reads those from the index on last_updated and sorts them.
 // A Since that most rows changed after but that the first changes in the list predate
 // (the lists are roughly in time order) can still make the walk skip many rows.
 
 // changeQuery returns the read of one slice of a change list and its arguments:
-// selectFrom is a SELECT ... FROM clause of one table with alias a (its columns end
-// with the position, named pos), key the key column of a.
+// selectFrom is a SELECT ... FROM clause whose table with alias a has the columns
+// change_xid, last_updated and key (its columns end with the position, named pos).
 func changeQuery[K int64 | string](selectFrom, a, key string, seek chargenet.ChangeSeek[K]) (string, []any) {
 	xid := a + `.change_xid`
 	// Keeps the rows whose change can no longer be passed.
@@ -46,6 +49,11 @@ func changeQuery[K int64 | string](selectFrom, a, key string, seek chargenet.Cha
 	return q + ` ORDER BY ` + xid + `, ` + a + `.` + key + ` LIMIT $` + strconv.Itoa(len(args)-1), args
 }
 
+// evseChangesFrom is the selectFrom of changeQuery for EVSEs: the columns of evseColumns
+// and the position, from evse_changes joined to evses.
+var evseChangesFrom = `SELECT e.` + strings.ReplaceAll(evseColumns, ", ", ", e.") +
+	`, c.change_xid::text AS pos FROM evse_changes c JOIN evses e ON e.uid = c.uid`
+
 // ListEVSEChanges implements chargenet.EventLog: one slice of the EVSEs in change order
 // (REMOVED ones included), each with all its connectors and its operator hold as
 // ListEVSEs gives them and its ChangePos. It reads the page, then the page's connectors,
@@ -58,7 +66,7 @@ func (s *Store) ListEVSEChanges(ctx context.Context, seek chargenet.ChangeSeek[i
 	}
 	var out []chargenet.EVSE
 	err := pgx.BeginTxFunc(ctx, s.pool, snapshot, func(tx pgx.Tx) error {
-		query, args := changeQuery(`SELECT `+evseColumns+`, change_xid::text AS pos FROM evses e`, "e", "uid", seek)
+		query, args := changeQuery(evseChangesFrom, "c", "uid", seek)
 		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -107,19 +108,20 @@ func BenchmarkLocationChanges(b *testing.B) {
 	storetest.BenchLocationChanges(b, s, n, at.Add(-time.Hour), at.Add(time.Minute))
 }
 
-// TestChangePositionsMigration applies migration 0011 to a database holding rows (the
-// demo inventory, written before it) and checks that every row gets a position without
-// losing the JSON the store keeps beside it (an UPDATE of the rows would clear every
-// location's, see migration 0010).
+// TestChangePositionsMigration applies migrations 0011 and 0014 to a database holding
+// rows (the demo inventory, written before them) and checks that every row gets a
+// position without losing the JSON the store keeps beside it (an UPDATE of the rows would
+// clear every location's, see migration 0010).
 func TestChangePositionsMigration(t *testing.T) {
 	ctx := t.Context()
 	s, db := mustOpenDemo(t)
 	// Back to the schema before 0011, rows and their JSON kept.
-	_, err := db.Exec(ctx, `DROP FUNCTION set_change_xid, connectors_change_xid, evses_location_change_xid CASCADE;
-		DROP INDEX evses_last_updated, locations_last_updated;
-		ALTER TABLE evses DROP COLUMN change_xid;
+	_, err := db.Exec(ctx, `DROP TABLE evse_changes;
+		DROP FUNCTION evses_changed, evses_updated, evses_deleted, connectors_changed, connectors_updated CASCADE;
+		DROP FUNCTION set_change_xid, evses_location_change_xid CASCADE;
+		DROP INDEX locations_last_updated;
 		ALTER TABLE locations DROP COLUMN change_xid;
-		DELETE FROM migrations WHERE name = '0011_change_positions.sql'`)
+		DELETE FROM migrations WHERE name IN ('0011_change_positions.sql', '0014_evse_change_table.sql')`)
 	require.NoError(t, err)
 	count := func(query string) int {
 		t.Helper()
@@ -159,4 +161,95 @@ func TestChangePositionsMigration(t *testing.T) {
 	}
 	require.Len(t, evses, 40)
 	assert.Equal(t, int64(1001), evses[39].UID, "the patched EVSE comes last")
+}
+
+// TestEVSEChangeTriggers writes EVSEs and connectors with plain SQL, as another program
+// would, and checks that the EVSE change list follows (migration 0014): a change of an
+// EVSE's row or of its connectors moves the EVSE to the end of the list with its change
+// time, a deleted EVSE leaves it, and a new uid replaces the old one.
+func TestEVSEChangeTriggers(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sql    string
+		listed int     // the EVSEs in the list afterwards (40 before)
+		moved  []int64 // the EVSEs that end the list, in uid order
+		gone   []int64 // the EVSEs no longer listed
+	}{
+		{"connector updated", `UPDATE connectors SET max_voltage = 231 WHERE evse_uid = 1003 AND id = 1`, 40, []int64{1003}, nil},
+		{"connector moved to another EVSE", `UPDATE connectors SET evse_uid = 1007, id = 9 WHERE evse_uid = 1006 AND id = 1`,
+			40, []int64{1006, 1007}, nil},
+		{"connector inserted", `INSERT INTO connectors (evse_uid, id, standard, format, power_type, max_electric_power, max_amperage, max_voltage)
+			VALUES (1004, 9, 'IEC_62196_T2', 'SOCKET', 'AC_3_PHASE', 22000, 32, 400)`, 40, []int64{1004}, nil},
+		{"connector deleted", `DELETE FROM connectors WHERE evse_uid = 1005 AND id = 1`, 40, []int64{1005}, nil},
+		{"EVSE updated", `UPDATE evses SET status = 'INOPERATIVE', last_updated = now(), version = version + 1 WHERE uid IN (1010, 1011)`,
+			40, []int64{1010, 1011}, nil},
+		{"EVSE deleted", `DELETE FROM connectors WHERE evse_uid = 1012; DELETE FROM evses WHERE uid = 1012`, 39, nil, []int64{1012}},
+		{"EVSE given a new uid", `DELETE FROM connectors WHERE evse_uid = 1013; UPDATE evses SET uid = 1099 WHERE uid = 1013`,
+			40, []int64{1099}, []int64{1013}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s, db := mustOpenDemo(t)
+			_, err := db.Exec(ctx, tc.sql)
+			require.NoError(t, err)
+			// The list once it shows the write (other databases' transactions on the
+			// server may hold the horizon for a moment).
+			var evses []chargenet.EVSE
+			ends := func() []int64 {
+				if len(evses) < len(tc.moved) {
+					return nil
+				}
+				var uids []int64
+				for _, e := range evses[len(evses)-len(tc.moved):] {
+					uids = append(uids, e.UID)
+				}
+				slices.Sort(uids)
+				return uids
+			}
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				evses, err = s.ListEVSEChanges(ctx, chargenet.ChangeSeek[int64]{Limit: 1000})
+				require.NoError(t, err)
+				if len(evses) == tc.listed && slices.Equal(ends(), tc.moved) {
+					break
+				}
+			}
+			require.Len(t, evses, tc.listed)
+			if len(tc.moved) > 0 {
+				assert.Equal(t, tc.moved, ends(), "the written EVSEs end the list")
+				first := evses[len(evses)-len(tc.moved)]
+				assert.Greater(t, first.ChangePos, evses[len(evses)-len(tc.moved)-1].ChangePos, "behind every other EVSE")
+			}
+			for _, e := range evses {
+				assert.NotContains(t, tc.gone, e.UID, "EVSE %d is gone", e.UID)
+			}
+			// The change time the lists filter on is the row's.
+			var stale int
+			require.NoError(t, db.QueryRow(ctx, `SELECT count(*) FROM evses e FULL JOIN evse_changes c ON c.uid = e.uid
+				WHERE c.last_updated IS DISTINCT FROM e.last_updated`).Scan(&stale))
+			assert.Zero(t, stale, "every EVSE, and only they, in evse_changes with its last_updated")
+		})
+	}
+}
+
+// TestEVSEUpdateInPlace checks what lets PostgreSQL update an EVSE's row in place (a
+// heap-only tuple, see migration 0014): no index of evses covers a column that a status
+// report or a PATCH writes.
+func TestEVSEUpdateInPlace(t *testing.T) {
+	ctx := t.Context()
+	_, db := mustOpenDemo(t)
+	rows, err := db.Query(ctx, `SELECT i.indexrelid::regclass::text, a.attname FROM pg_index i
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+		WHERE i.indrelid = 'evses'::regclass`)
+	require.NoError(t, err)
+	covered := map[string][]string{}
+	for rows.Next() {
+		var index, column string
+		require.NoError(t, rows.Scan(&index, &column))
+		covered[column] = append(covered[column], index)
+	}
+	require.NoError(t, rows.Err())
+	require.NotEmpty(t, covered["uid"], "the primary key is seen")
+	for _, column := range []string{"status", "status_at", "version", "last_updated", "doc", "doc_version"} {
+		assert.Empty(t, covered[column], "column %s, written by every change, is in an index", column)
+	}
 }

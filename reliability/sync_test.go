@@ -1397,7 +1397,7 @@ func TestSyncPositionWidths(t *testing.T) {
 	// The triggers that set positions are bypassed; the events' xid is a column default.
 	for _, q := range []string{
 		`SET session_replication_role = replica`,
-		`UPDATE evses e SET change_xid = (94 + n.i)::text::xid8 FROM (SELECT uid, row_number() OVER (ORDER BY uid DESC) AS i FROM evses) n WHERE n.uid = e.uid`,
+		`UPDATE evse_changes c SET change_xid = (94 + n.i)::text::xid8 FROM (SELECT uid, row_number() OVER (ORDER BY uid DESC) AS i FROM evse_changes) n WHERE n.uid = c.uid`,
 		`UPDATE locations l SET change_xid = (94 + n.i)::text::xid8 FROM (SELECT id, row_number() OVER (ORDER BY id DESC) AS i FROM locations) n WHERE n.id = l.id`,
 		`UPDATE events v SET xid = (94 + n.i)::text::xid8 FROM (SELECT id, row_number() OVER (ORDER BY seq DESC) AS i FROM events) n WHERE n.id = v.id`,
 	} {
