@@ -130,9 +130,15 @@ wrk_pair() {
 
 # wrk_mixed NAME TARGET ROUND BASE PATH SCRIPT STORE: the reads of wrk_run while the
 # writer sends WRITE_RATE writes/s (PATCHes and status notifications) to the same
-# server; the writer's figures go to $WRITES.
+# server; the writer's figures go to $WRITES. Next to it, the same reads alone, as target
+# TARGET_ro: right before in odd rounds, right after in even ones, so that each round
+# gives a ratio of two neighbouring runs and a drift of the machine's speed during the
+# run favours neither side.
 wrk_mixed() {
 	local wout
+	if (($3 % 2)); then
+		wrk_run "$1" "$2_ro" "$3" "$4$5" "$6" "$CONNS" "$DURATION"
+	fi
 	wout=$(mktemp)
 	"$OUT/bin/tool" writer "$4" "$BENCH_KEY" "${INGEST[$7]}" "$WRITE_RATE" "$(awk -v d="${DURATION%s}" 'BEGIN {print d + 1}')s" >"$wout" &
 	local wp=$!
@@ -143,6 +149,9 @@ wrk_mixed() {
 	IFS=$'\t' read -r n rate bad failed p50 p99 <"$wout"
 	printf '  %-16s %-10s round %s: writer %s writes, %s/s, non-2xx %s, failed %s, p50 %s ms, p99 %s ms\n' "$1" "$2" "$3" "$n" "$rate" "$bad" "$failed" "$p50" "$p99" >&2
 	rm -f "$wout"
+	if (($3 % 2 == 0)); then
+		wrk_run "$1" "$2_ro" "$3" "$4$5" "$6" "$CONNS" "$DURATION"
+	fi
 }
 
 # Each endpoint: name, path, wrk script, targets. Targets: ceiling, full (SQLite, read

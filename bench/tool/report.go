@@ -17,6 +17,7 @@ import (
 // and when measured the CPU time per request of the server and of PostgreSQL in µs.
 type sample struct {
 	endpoint, target string
+	round            int
 	rps, p50, p99    float64
 	cpuServer, cpuPG float64
 }
@@ -35,6 +36,9 @@ func readRaw(path string) ([]sample, error) {
 			return nil, fmt.Errorf("%s: malformed line %q", path, sc.Text())
 		}
 		s := sample{endpoint: c[0], target: c[1]}
+		if s.round, err = strconv.Atoi(c[2]); err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", path, sc.Text(), err)
+		}
 		for i, p := range []*float64{&s.rps, &s.p50, &s.p99} {
 			if *p, err = strconv.ParseFloat(c[3+i], 64); err != nil {
 				return nil, fmt.Errorf("%s: %q: %w", path, sc.Text(), err)
@@ -91,6 +95,35 @@ func collect(samples []sample, endpoint, target string, field func(sample) float
 		}
 	}
 	return statOf(v)
+}
+
+// pairedRatios returns the ratios of the req/s of target a to target b of endpoint, one
+// for each round that measured both, in round order.
+func pairedRatios(samples []sample, endpoint, a, b string) []float64 {
+	num, den := map[int]float64{}, map[int]float64{}
+	for _, s := range samples {
+		if s.endpoint != endpoint {
+			continue
+		}
+		switch s.target {
+		case a:
+			num[s.round] = s.rps
+		case b:
+			den[s.round] = s.rps
+		}
+	}
+	var rounds []int
+	for r := range num {
+		if den[r] > 0 {
+			rounds = append(rounds, r)
+		}
+	}
+	slices.Sort(rounds)
+	out := make([]float64, len(rounds))
+	for i, r := range rounds {
+		out[i] = num[r] / den[r]
+	}
+	return out
 }
 
 func machine(w io.Writer) {
