@@ -5,9 +5,14 @@
 # measured beside a steady write stream (the mixed workload). Writes bench/results.md
 # and prints the same tables.
 #
-#   ROUNDS=3 DURATION=5s CONNS=32 WRITE_RATE=1000 bench/run.sh
+#   ROUNDS=3 MIXED_ROUNDS=5 DURATION=5s CONNS=32 WRITE_RATE=1000 bench/run.sh
+#
+# MIXED_ROUNDS (at least ROUNDS) is the number of rounds of the mixed workload: the rounds
+# past ROUNDS run only its pairs of reads alone and under writes.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ROUNDS=${ROUNDS:-3}
+MIXED_ROUNDS=${MIXED_ROUNDS:-5}
+((MIXED_ROUNDS >= ROUNDS)) || MIXED_ROUNDS=$ROUNDS
 DURATION=${DURATION:-5s}
 CONNS=${CONNS:-32}
 DEEP=${DEEP:-100000}
@@ -167,11 +172,12 @@ endpoints=(
 	"patch_spread|/v2/evses/1002/connectors/1|patch-spread.lua|full pg pg2"
 	"status|/internal/v1/chargeboxes/501/status-notifications|status.lua|full pg"
 )
-say "wrk: $ROUNDS rounds x $DURATION per endpoint and target, $CONNS connections, 2 threads"
-for ((r = 1; r <= ROUNDS; r++)); do
+say "wrk: $ROUNDS rounds x $DURATION per endpoint and target ($MIXED_ROUNDS of the mixed workload), $CONNS connections, 2 threads"
+for ((r = 1; r <= MIXED_ROUNDS; r++)); do
 	for e in "${endpoints[@]}"; do
 		IFS='|' read -r name path script targets <<<"$e"
 		for t in $targets; do
+			((r > ROUNDS)) && [[ $t != *_w ]] && continue
 			case $t in
 			ceiling) wrk_run "$name" ceiling "$r" "$CEIL$path" "$script" "$CONNS" "$DURATION" ;;
 			full)
@@ -200,8 +206,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			esac
 		done
 	done
-	pgbench_run S "$r"
-	pgbench_run N "$r"
+	if ((r <= ROUNDS)); then
+		pgbench_run S "$r"
+		pgbench_run N "$r"
+	fi
 done
 RSS=0
 for p in "$FULL_PID" "$UNCACHED_PID" "$METRICS_PID" "$PGA_PID" "$PGB_PID"; do
