@@ -117,7 +117,7 @@ func TestChangePositionsMigration(t *testing.T) {
 	s, db := mustOpenDemo(t)
 	// Back to the schema before 0011, rows and their JSON kept.
 	_, err := db.Exec(ctx, `DROP TABLE evse_changes;
-		DROP FUNCTION evses_changed, evses_updated, evses_deleted, connectors_changed, connectors_updated CASCADE;
+		DROP FUNCTION evses_changed, evses_deleted, connectors_changed, connectors_updated CASCADE;
 		DROP FUNCTION set_change_xid, evses_location_change_xid CASCADE;
 		DROP INDEX locations_last_updated;
 		ALTER TABLE locations DROP COLUMN change_xid;

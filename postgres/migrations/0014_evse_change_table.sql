@@ -30,15 +30,9 @@ ALTER TABLE evses SET (fillfactor = 90);
 -- leave the list under the old uid.
 CREATE FUNCTION evses_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO evse_changes (uid, change_xid, last_updated)
-    SELECT uid, pg_current_xact_id(), last_updated FROM changed
-    ON CONFLICT (uid) DO UPDATE SET change_xid = excluded.change_xid, last_updated = excluded.last_updated;
-    RETURN NULL;
-END
-$$;
-CREATE FUNCTION evses_updated() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    DELETE FROM evse_changes WHERE uid IN (SELECT uid FROM gone EXCEPT SELECT uid FROM changed);
+    IF TG_OP = 'UPDATE' THEN
+        DELETE FROM evse_changes WHERE uid IN (SELECT uid FROM gone EXCEPT SELECT uid FROM changed);
+    END IF;
     INSERT INTO evse_changes (uid, change_xid, last_updated)
     SELECT uid, pg_current_xact_id(), last_updated FROM changed
     ON CONFLICT (uid) DO UPDATE SET change_xid = excluded.change_xid, last_updated = excluded.last_updated;
@@ -54,7 +48,7 @@ $$;
 CREATE TRIGGER evses_inserted_change AFTER INSERT ON evses
     REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION evses_changed();
 CREATE TRIGGER evses_updated_change AFTER UPDATE ON evses
-    REFERENCING OLD TABLE AS gone NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION evses_updated();
+    REFERENCING OLD TABLE AS gone NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION evses_changed();
 CREATE TRIGGER evses_deleted_change AFTER DELETE ON evses
     REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION evses_deleted();
 
