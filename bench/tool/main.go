@@ -14,7 +14,7 @@
 //	                                  and status notifications) and prints what it achieved
 //	tool report RAW RSS CONNS DURATION ROUNDS DEEP [WRITES WRITE_RATE]
 //	                                  prints bench/run.sh's results tables (markdown)
-//	tool scale-report RAW RSS IMPORT DBSIZE N [PG_IMPORT PG_DBSIZE PG_RSS]
+//	tool scale-report RAW RSS IMPORT DBSIZE N [PG_IMPORT PG_DBSIZE PG_RSS PG_VACUUM]
 //	                                  prints bench/scale.sh's results tables (markdown)
 //
 // Generated locations are deterministic for a seed: ids LOC-0000001, LOC-0000002, ...
@@ -101,13 +101,13 @@ func run(args []string) error {
 		}
 		return scaleOutReport(os.Stdout, args[1], args[7], args[3], args[8])
 	case "scale-report":
-		if len(args) != 6 && len(args) != 9 {
-			return fmt.Errorf("usage: tool scale-report RAW RSS IMPORT DBSIZE N [PG_IMPORT PG_DBSIZE PG_RSS]")
+		if len(args) != 6 && len(args) != 10 {
+			return fmt.Errorf("usage: tool scale-report RAW RSS IMPORT DBSIZE N [PG_IMPORT PG_DBSIZE PG_RSS PG_VACUUM]")
 		}
 		if err := scaleReport(os.Stdout, args[1], args[2], args[3], args[4], args[5]); err != nil || len(args) == 6 {
 			return err
 		}
-		return scaleReportPG(os.Stdout, args[1], args[8], args[6], args[7], args[5])
+		return scaleReportPG(os.Stdout, args[1], args[8], args[6], args[7], args[5], args[9])
 	case "change-cursors":
 		if len(args) < 5 {
 			return fmt.Errorf("usage: tool change-cursors URL KEY SINCE DEPTH [DEPTH ...]")

@@ -100,28 +100,37 @@ func collect(samples []sample, endpoint, target string, field func(sample) float
 // pairedRatios returns the ratios of the req/s of target a to target b of endpoint, one
 // for each round that measured both, in round order.
 func pairedRatios(samples []sample, endpoint, a, b string) []float64 {
-	num, den := map[int]float64{}, map[int]float64{}
+	return roundRatios(samples, is(endpoint, a), is(endpoint, b), func(s sample) float64 { return s.rps })
+}
+
+// is matches the samples of endpoint and target.
+func is(endpoint, target string) func(sample) bool {
+	return func(s sample) bool { return s.endpoint == endpoint && s.target == target }
+}
+
+// roundRatios returns field of the sample num matches over field of the sample den
+// matches, one ratio for each round that has both, in round order: figures measured
+// next to each other in one round, so that the machine's drift over a run cancels.
+func roundRatios(samples []sample, num, den func(sample) bool, field func(sample) float64) []float64 {
+	n, d := map[int]float64{}, map[int]float64{}
 	for _, s := range samples {
-		if s.endpoint != endpoint {
-			continue
-		}
-		switch s.target {
-		case a:
-			num[s.round] = s.rps
-		case b:
-			den[s.round] = s.rps
+		switch {
+		case num(s):
+			n[s.round] = field(s)
+		case den(s):
+			d[s.round] = field(s)
 		}
 	}
 	var rounds []int
-	for r := range num {
-		if den[r] > 0 {
+	for r := range n {
+		if d[r] > 0 {
 			rounds = append(rounds, r)
 		}
 	}
 	slices.Sort(rounds)
 	out := make([]float64, len(rounds))
 	for i, r := range rounds {
-		out[i] = num[r] / den[r]
+		out[i] = n[r] / d[r]
 	}
 	return out
 }
@@ -248,7 +257,9 @@ func scaleReport(w io.Writer, raw, rss, importTime, dbSize, n string) error {
 	fmt.Fprintf(w, "%s generated locations (seed 42) imported with `chargenet import` into an empty SQLite database in %s "+
 		"(decode, schema and rule checks, one transaction); database size %s. Then `chargenet serve` on it with its "+
 		"read cache off (`--read-cache-mb 0`, so that every request is a keyset read of the database): a 25-item "+
-		"page of `GET /v1/locations` at each depth, with wrk (8 connections), medians over the rounds.\n\n", n, importTime, dbSize)
+		"page of `GET /v1/locations` at each depth, with wrk (8 connections), medians over the rounds. Each round measures "+
+		"every depth, in the opposite order in every other round; a depth against the first page is the median of the "+
+		"rounds' ratios (lowest–highest in brackets).\n\n", n, importTime, dbSize)
 	depthTable(w, samples, "full", rss)
 	changeTable(w, samples, "full-changes")
 	return nil
@@ -271,42 +282,52 @@ func changeTable(w io.Writer, samples []sample, target string) {
 const changeSince = "2025-01-01T00:00:00Z"
 
 // scaleReportPG prints the PostgreSQL part of bench/scale.sh's results.
-func scaleReportPG(w io.Writer, raw, rss, importTime, dbSize, n string) error {
+func scaleReportPG(w io.Writer, raw, rss, importTime, dbSize, n, vacuum string) error {
 	samples, err := readRaw(raw)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n## PostgreSQL\n\nThe same %s locations imported into an empty PostgreSQL database (a throw-away cluster on "+
 		"the same machine, `scripts/pg-test-cluster.sh`) in %s (COPY, one transaction, each location's JSON stored beside it); "+
-		"database size %s. Then `chargenet serve` on it, the same pages, interleaved with the SQLite rounds.\n\n", n, importTime, dbSize)
+		"database size %s. Then `VACUUM (ANALYZE)`, in %s: what autovacuum starts by itself within a minute of such an "+
+		"import and would otherwise run beside the first rounds. Then `chargenet serve` on it, the same pages, "+
+		"interleaved with the SQLite rounds.\n\n", n, importTime, dbSize, vacuum)
 	depthTable(w, samples, "pg", rss)
 	changeTable(w, samples, "pg-changes")
 	return nil
 }
 
-// depthTable prints the page latency at each depth of target.
+// depthTable prints the page latency at each depth of target. A depth's latency
+// against the first page's is the median of the rounds' ratios: bench/scale.sh measures
+// every depth in each round, in the opposite order in every other round.
 func depthTable(w io.Writer, samples []sample, target, rss string) {
-	fmt.Fprintln(w, "| depth | req/s | p50 ms | p99 ms | p50 / depth 0 |")
+	fmt.Fprintln(w, "| depth | req/s | p50 ms | p99 ms | p50 / depth 0 (rounds) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
-	var first float64
 	var depths []string
 	for _, s := range samples {
 		if s.target == target && !slices.Contains(depths, s.endpoint) {
 			depths = append(depths, s.endpoint)
 		}
 	}
-	var last float64
-	for i, d := range depths {
-		rps := collect(samples, d, target, func(s sample) float64 { return s.rps })
-		p50 := collect(samples, d, target, func(s sample) float64 { return s.p50 })
-		p99 := collect(samples, d, target, func(s sample) float64 { return s.p99 })
-		if i == 0 {
-			first = p50.med
-		}
-		last = p50.med
-		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.2f |\n", d, rps.rps(), p50.med, p99.med, p50.med/first)
+	if len(depths) == 0 {
+		return
 	}
-	fmt.Fprintf(w, "\nDeepest / first page, p50 latency: %.2f (goal ≤ 1.2).", last/first)
+	p50Of := func(s sample) float64 { return s.p50 }
+	var deepest stat
+	for _, d := range depths {
+		rps := collect(samples, d, target, func(s sample) float64 { return s.rps })
+		p50 := collect(samples, d, target, p50Of)
+		p99 := collect(samples, d, target, func(s sample) float64 { return s.p99 })
+		deepest = stat{1, 1, 1}
+		if d != depths[0] {
+			deepest = statOf(roundRatios(samples, is(d, target), is(depths[0], target), p50Of))
+		}
+		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.2f (%.2f–%.2f) |\n", d, rps.rps(), p50.med, p99.med, deepest.med, deepest.min, deepest.max)
+	}
+	first := collect(samples, depths[0], target, p50Of).med
+	last := collect(samples, depths[len(depths)-1], target, p50Of).med
+	fmt.Fprintf(w, "\nDeepest / first page, p50 latency, the median of the rounds' ratios: %.2f (goal ≤ 1.2); "+
+		"the ratio of the medians: %.2f.", deepest.med, last/first)
 	if rss != "" {
 		fmt.Fprintf(w, " Peak RSS of the server: %s MB (goal < 150 MB).", rss)
 	}

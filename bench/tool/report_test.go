@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,4 +22,27 @@ func TestPairedRatios(t *testing.T) {
 	assert.Equal(t, []float64{0.8, 0.9}, pairedRatios(samples, "evse", "pg_w", "pg_w_ro"))
 	assert.Empty(t, pairedRatios(samples, "locations", "pg_w", "pg_w_ro"))
 	assert.InDelta(t, 0.85, statOf(pairedRatios(samples, "evse", "pg_w", "pg_w_ro")).med, 1e-9)
+}
+
+// TestDepthTable checks that a depth's latency against the first page's is the median of
+// the ratios within each round, not the ratio of the medians over rounds.
+func TestDepthTable(t *testing.T) {
+	// The machine slows down over the run; every round, the deep page costs 1.1 to 1.2
+	// times the first one measured beside it.
+	samples := []sample{
+		{endpoint: "0", target: "pg", round: 1, p50: 1.0},
+		{endpoint: "999975", target: "pg", round: 1, p50: 1.1},
+		{endpoint: "999975", target: "pg", round: 2, p50: 2.4},
+		{endpoint: "0", target: "pg", round: 2, p50: 2.0},
+		{endpoint: "0", target: "pg", round: 3, p50: 3.0},
+		{endpoint: "999975", target: "pg", round: 3, p50: 3.45},
+		{endpoint: "999975", target: "full", round: 3, p50: 9},
+	}
+	var b strings.Builder
+	depthTable(&b, samples, "pg", "71")
+	out := b.String()
+	assert.Contains(t, out, "| 0 | – | 2.000 | 0.000 | 1.00 (1.00–1.00) |")
+	assert.Contains(t, out, "| 999975 | – | 2.400 | 0.000 | 1.15 (1.10–1.20) |")
+	assert.Contains(t, out, "median of the rounds' ratios: 1.15 (goal ≤ 1.2); the ratio of the medians: 1.20.")
+	assert.Contains(t, out, "Peak RSS of the server: 71 MB")
 }
