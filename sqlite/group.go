@@ -56,25 +56,29 @@ func (s *Store) writeStateIn(ctx context.Context, tx *sql.Tx) (writeState, error
 // commits left them, so that the next group reads from the database only the EVSEs it
 // does not know. They stay true while the database shows the writeState of the last
 // group's commit at the next group's begin: nothing else was written on the writer
-// connection and no one else committed. A charge box's EVSEs are always read (with
-// their status times); the EVSEs a PATCH asks for by UID are taken from here.
+// connection and no one else committed. The EVSEs a PATCH asks for by UID are taken
+// from here; so are a charge box's, when a group read them with their status times
+// (which an EVSE read by UID lacks) and the cache still holds every one of them.
 type groupCache struct {
 	mu    sync.Mutex
 	state writeState // at the last group's commit; valid only with evses
 	evses map[int64]*chargenet.EVSE
-	group map[int64]*chargenet.EVSE // the open group's EVSEs, as it read them
+	boxes map[int64][]int64 // a charge box's EVSE uids, each in evses with its status times
+
+	group      map[int64]*chargenet.EVSE // the open group's EVSEs, as it read them
+	groupBoxes map[int64][]int64         // the charge boxes the open group read
 }
 
-// begin returns the kept EVSEs if the database shows the state of the last commit, and
-// forgets them otherwise; it starts a group.
-func (c *groupCache) begin(now writeState) map[int64]*chargenet.EVSE {
+// begin returns the kept EVSEs and charge boxes if the database shows the state of the
+// last commit, and forgets them otherwise; it starts a group.
+func (c *groupCache) begin(now writeState) (map[int64]*chargenet.EVSE, map[int64][]int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.evses != nil && now != c.state {
-		c.evses = nil
+		c.evses, c.boxes = nil, nil
 	}
-	c.group = map[int64]*chargenet.EVSE{}
-	return c.evses
+	c.group, c.groupBoxes = map[int64]*chargenet.EVSE{}, map[int64][]int64{}
+	return c.evses, c.boxes
 }
 
 // read records an EVSE the open group read from the database.
@@ -84,8 +88,17 @@ func (c *groupCache) read(e *chargenet.EVSE) {
 	c.group[e.UID] = e.Clone()
 }
 
-// commit keeps the open group's EVSEs, as its changes left them, with the state of the
-// database after its commit.
+// readBox records the uids of a charge box's EVSEs, which the open group read from the
+// database with their status times (and recorded with read).
+func (c *groupCache) readBox(chargebox int64, uids []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.groupBoxes[chargebox] = uids
+}
+
+// commit keeps the open group's EVSEs, as its changes left them, and its charge boxes,
+// with the state of the database after its commit (or, for a group that wrote nothing,
+// at its begin).
 func (c *groupCache) commit(state writeState, changes []groupcommit.Change) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -94,16 +107,35 @@ func (c *groupCache) commit(state writeState, changes []groupcommit.Change) {
 	}
 	if c.evses == nil || len(c.evses)+len(c.group) > maxKnown {
 		c.evses = make(map[int64]*chargenet.EVSE, len(c.group))
+		c.boxes = make(map[int64][]int64, len(c.groupBoxes))
 	}
 	maps.Copy(c.evses, c.group)
-	c.state, c.group = state, nil
+	maps.Copy(c.boxes, c.groupBoxes)
+	c.state, c.group, c.groupBoxes = state, nil, nil
 }
 
 // forget drops what the cache keeps: a group did not commit.
 func (c *groupCache) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.evses, c.group = nil, nil
+	c.evses, c.boxes, c.group, c.groupBoxes = nil, nil, nil, nil
+}
+
+// knownBox returns copies of the EVSEs of a charge box the cache holds (uids, from
+// begin), and false if it lacks any of them.
+func knownBox(known map[int64]*chargenet.EVSE, uids []int64) ([]chargenet.EVSE, bool) {
+	if len(uids) == 0 {
+		return nil, false
+	}
+	out := make([]chargenet.EVSE, len(uids))
+	for i, uid := range uids {
+		e := known[uid]
+		if e == nil {
+			return nil, false
+		}
+		out[i] = *e.Clone()
+	}
+	return out, true
 }
 
 // groupStore is the store as internal/groupcommit sees it.
@@ -117,8 +149,8 @@ func (g groupStore) Committed(op string, start time.Time, writes int) {
 
 // Begin begins the group's transaction on the writer connection (BEGIN IMMEDIATE: it
 // holds the write lock from here, so what it reads stays true until the commit), and
-// reads the group's EVSEs: those a PATCH asks for by UID from s.known when it still
-// holds them (see groupCache), the others from the database.
+// reads the group's EVSEs: from s.known those it still holds (see groupCache), the
+// others from the database.
 func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcommit.Tx, *groupcommit.Loaded, error) {
 	s := g.s
 	tx, err := s.write.BeginTx(ctx, nil)
@@ -134,7 +166,7 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 	if err != nil {
 		return fail(err)
 	}
-	known := s.known.begin(state)
+	known, knownBoxes := s.known.begin(state)
 	loaded := &groupcommit.Loaded{}
 	byUID := map[int64]chargenet.EVSE{}
 	boxes := map[int64]bool{}
@@ -143,6 +175,12 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 			continue
 		}
 		boxes[cb] = true
+		if evses, ok := knownBox(known, knownBoxes[cb]); ok {
+			for _, e := range evses {
+				byUID[e.UID] = e
+			}
+			continue
+		}
 		rows, err := tx.StmtContext(ctx, s.g.chargeboxEVSEs).QueryContext(ctx, cb)
 		if err != nil {
 			return fail(err)
@@ -154,9 +192,14 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 		if err := loadStatusTimes(ctx, tx.StmtContext(ctx, s.g.statusTimes), cb, evses); err != nil {
 			return fail(err)
 		}
-		for _, e := range evses {
+		uids := make([]int64, len(evses))
+		for i, e := range evses {
 			byUID[e.UID] = e
 			s.known.read(&e)
+			uids[i] = e.UID
+		}
+		if len(uids) > 0 {
+			s.known.readBox(cb, uids)
 		}
 	}
 	for _, uid := range load.UIDs {
@@ -184,13 +227,14 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 		loaded.EVSEs = append(loaded.EVSEs, e)
 	}
 	slices.SortFunc(loaded.EVSEs, func(a, b chargenet.EVSE) int { return cmp.Compare(a.UID, b.UID) })
-	return &groupTx{s: s, tx: tx}, loaded, nil
+	return &groupTx{s: s, tx: tx, state: state}, loaded, nil
 }
 
 // groupTx is a group's transaction on the writer connection.
 type groupTx struct {
-	s  *Store
-	tx *sql.Tx
+	s     *Store
+	tx    *sql.Tx
+	state writeState // at its begin
 }
 
 // Commit writes each changed EVSE (its status and status time only when a notification
@@ -252,10 +296,14 @@ func (t *groupTx) fail(err error) (bool, error) {
 	return false, err
 }
 
-// Rollback ends the transaction without writing.
+// Rollback ends the transaction, which wrote nothing (every change of the group was
+// refused): what the group read stays true, and the cache keeps it.
 func (t *groupTx) Rollback() {
-	_ = t.tx.Rollback()
-	t.s.known.forget()
+	if err := t.tx.Rollback(); err != nil {
+		t.s.known.forget()
+		return
+	}
+	t.s.known.commit(t.state, nil)
 }
 
 // errStoreClosed is the cause of a change submitted to a closed store.

@@ -715,3 +715,61 @@ func TestGroupCacheSeesOtherWrites(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, again, stored, "what the next group started from is what was stored")
 }
+
+// TestGroupCacheChargeboxes checks the charge boxes a group takes from the EVSEs the
+// last groups kept: a notification older than the last one applied is refused, also
+// when that one came from the cache, from another store on the same file, or reached an
+// EVSE a PATCH read alone (without status times) just before.
+func TestGroupCacheChargeboxes(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	a := mustOpen(t, path)
+	b := mustOpen(t, path)
+	require.NoError(t, a.Import(ctx, chargenet.DemoInventory(time.Now())))
+	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	note := func(s *sqlite.Store, box int64, status string, at time.Duration) *chargenet.StatusResult {
+		t.Helper()
+		res, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: box, ConnectorID: 1,
+			Status: status, ErrorCode: "NoError", Timestamp: t0.Add(at)}, time.Now())
+		require.NoError(t, err)
+		return res
+	}
+	status := func(uid int64) chargenet.EvseStatus {
+		t.Helper()
+		e, err := b.EVSE(ctx, uid)
+		require.NoError(t, err)
+		return e.Status
+	}
+	// Charge box 501: connector 1 is connector 1 of EVSE 1001.
+	require.True(t, note(a, 501, "Charging", 2*time.Minute).Applied)
+	assert.False(t, note(a, 501, "Available", time.Minute).Applied, "older than the last, which the cache holds")
+	assert.Equal(t, chargenet.StatusCharging, status(1001))
+
+	require.True(t, note(b, 501, "Available", 4*time.Minute).Applied)
+	assert.False(t, note(a, 501, "Charging", 3*time.Minute).Applied, "older than another store's")
+	assert.Equal(t, chargenet.StatusAvailable, status(1001))
+
+	_, err := a.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(21.0)}, "", time.Now())
+	require.NoError(t, err)
+	assert.True(t, note(a, 501, "Charging", 5*time.Minute).Applied, "newer, after a PATCH of the cached EVSE")
+	e, err := b.EVSE(ctx, 1001)
+	require.NoError(t, err)
+	assert.Equal(t, chargenet.StatusCharging, e.Status)
+	assert.Equal(t, 21.0, e.Connector(1).MaxElectricPower, "the PATCH kept")
+
+	// Charge box 502: connector 1 is connector 1 of EVSE 1003. Another store notifies
+	// it; this store's PATCH then reads EVSE 1003 alone, without its status times.
+	require.True(t, note(b, 502, "Charging", 6*time.Minute).Applied)
+	_, err = a.UpdateConnector(ctx, 1003, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(12.0)}, "", time.Now())
+	require.NoError(t, err)
+	assert.False(t, note(a, 502, "Available", 5*time.Minute).Applied, "older than the stored one, after a PATCH read the EVSE alone")
+	assert.Equal(t, chargenet.StatusCharging, status(1003))
+
+	for _, uid := range []int64{1001, 1002, 1003, 1004} {
+		mine, err := a.EVSE(ctx, uid)
+		require.NoError(t, err)
+		stored, err := b.EVSE(ctx, uid)
+		require.NoError(t, err)
+		assert.Equal(t, stored, mine, "EVSE %d", uid)
+	}
+}
