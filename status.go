@@ -57,6 +57,10 @@ type StatusResult struct {
 type StatusPlan struct {
 	Result  StatusResult
 	Changed []*EVSE // the EVSEs to write, as they are after the notification
+	// Reached holds, for each EVSE of Changed (by UID), the IDs of the connectors whose
+	// error and status time the notification set, in ascending order; the EVSE's other
+	// connectors are unchanged.
+	Reached map[int64][]int64
 	Events  []Event
 }
 
@@ -128,7 +132,7 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 		cerr = &ConnectorError{Code: n.ErrorCode, Info: n.Info, VendorErrorCode: n.VendorErrorCode}
 	}
 	ts := n.Timestamp.UTC()
-	plan := &StatusPlan{Result: StatusResult{EVSEs: []StatusChange{}}}
+	plan := &StatusPlan{Result: StatusResult{EVSEs: []StatusChange{}}, Reached: map[int64][]int64{}}
 	var removed []string // why a REMOVED EVSE took nothing
 	for _, t := range targets {
 		if e := &evses[t.evse]; e.Status == StatusRemoved {
@@ -149,6 +153,7 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 			changed[t.evse] = true
 		}
 		c.Error, c.StatusReportedAt = copyError(cerr), ts
+		plan.Reached[e.UID] = append(plan.Reached[e.UID], c.ID)
 		if !touched[t.evse] {
 			touched[t.evse] = true
 			order = append(order, t.evse)

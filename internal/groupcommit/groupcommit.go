@@ -499,8 +499,8 @@ func (g *group) applyNote(op *Op) error {
 	for _, e := range plan.Changed {
 		ch := g.change(g.byUID[e.UID])
 		ch.status = true
-		for i := range e.Connectors {
-			ch.fields[e.Connectors[i].ID] |= FieldStatus
+		for _, id := range plan.Reached[e.UID] {
+			ch.fields[id] |= FieldStatus
 		}
 	}
 	for _, ev := range plan.Events {

@@ -236,6 +236,27 @@ func TestStatusInGroup(t *testing.T) {
 	assert.Equal(t, string(doc), string(ch.Doc))
 }
 
+// TestStatusWritesReachedConnectors checks that a notification lists for writing only the
+// connectors it set, not the EVSE's others.
+func TestStatusWritesReachedConnectors(t *testing.T) {
+	f := newFakeStore()
+	e := f.evses[1]
+	second := e.Connectors[0]
+	second.ID = 2
+	e.Connectors = append(e.Connectors, second)
+	f.evses[1] = e
+	q := Start(f, Config{})
+	defer q.Close()
+	note := &Op{Note: &chargenet.StatusNotification{ChargeboxID: 101, ConnectorID: 2, Status: "Charging", ErrorCode: "NoError",
+		Timestamp: time.Unix(20, 0)}, Now: time.Unix(30, 0)}
+	require.NoError(t, q.Submit(context.Background(), note))
+	require.NoError(t, note.Err)
+	require.Len(t, f.commits, 1)
+	require.Len(t, f.commits[0], 1)
+	assert.Equal(t, map[int64]int{2: FieldStatus}, f.commits[0][0].Connectors)
+	assert.True(t, f.commits[0][0].Status)
+}
+
 // TestSubmitEnds checks Submit's answers when the caller gives up or the queue is closed.
 func TestSubmitEnds(t *testing.T) {
 	f := newFakeStore()
