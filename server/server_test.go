@@ -252,7 +252,11 @@ func TestUpdateConnector(t *testing.T) {
 	assert.Equal(t, 450.0, after.Connectors[0].MaxAmperage)
 	assert.Equal(t, before.Connectors[0].MaxVoltage, after.Connectors[0].MaxVoltage, "fields not sent keep their value")
 	assert.Equal(t, before.Connectors[0].Standard, after.Connectors[0].Standard)
-	assert.Equal(t, after, decode[gen.EVSE](t, v.do(http.MethodGet, "/v2/evses/1002", "")), "a read shows the update")
+	read := v.do(http.MethodGet, "/v2/evses/1002", "")
+	assert.Equal(t, after, decode[gen.EVSE](t, read), "a read shows the update")
+	assert.Equal(t, read.Body.String(), rec.Body.String(), "the answer is what a read then sends, byte for byte")
+	assert.Equal(t, read.Header().Get("ETag"), rec.Header().Get("ETag"))
+	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 
 	t.Run("If-Match", func(t *testing.T) {
 		etag := v.do(http.MethodGet, "/v2/evses/1002", "").Header().Get("ETag")
