@@ -135,15 +135,15 @@ wrk_pair() {
 
 # wrk_mixed NAME TARGET ROUND BASE PATH SCRIPT STORE: the reads of wrk_run while the
 # writer sends WRITE_RATE writes/s (PATCHes and status notifications) to the same
-# server; the writer's figures go to $WRITES. Next to it, the same reads alone, as target
-# TARGET_ro: right before in odd rounds, right after in even ones, so that each round
-# gives a ratio of two neighbouring runs and a drift of the machine's speed during the
-# run favours neither side.
+# server; the writer's figures go to $WRITES. Around it, the same reads alone, as target
+# TARGET_ro: half of it right before and half right after (each half DURATION / 2,
+# rounded up), recorded as one run with their mean, so that each round gives a ratio of
+# neighbouring runs in which a steady drift of the machine's speed cancels.
 wrk_mixed() {
-	local wout
-	if (($3 % 2)); then
-		wrk_run "$1" "$2_ro" "$3" "$4$5" "$6" "$CONNS" "$DURATION"
-	fi
+	local wout half before after
+	half=$(awk -v d="${DURATION%s}" 'BEGIN {h = int(d / 2); if (h * 2 < d) h++; print h}')s
+	before=$(mktemp) after=$(mktemp)
+	RAW=$before wrk_run "$1" "$2_ro" "$3" "$4$5" "$6" "$CONNS" "$half"
 	wout=$(mktemp)
 	"$OUT/bin/tool" writer "$4" "$BENCH_KEY" "${INGEST[$7]}" "$WRITE_RATE" "$(awk -v d="${DURATION%s}" 'BEGIN {print d + 1}')s" >"$wout" &
 	local wp=$!
@@ -154,9 +154,12 @@ wrk_mixed() {
 	IFS=$'\t' read -r n rate bad failed p50 p99 <"$wout"
 	printf '  %-16s %-10s round %s: writer %s writes, %s/s, non-2xx %s, failed %s, p50 %s ms, p99 %s ms\n' "$1" "$2" "$3" "$n" "$rate" "$bad" "$failed" "$p50" "$p99" >&2
 	rm -f "$wout"
-	if (($3 % 2 == 0)); then
-		wrk_run "$1" "$2_ro" "$3" "$4$5" "$6" "$CONNS" "$DURATION"
-	fi
+	RAW=$after wrk_run "$1" "$2_ro" "$3" "$4$5" "$6" "$CONNS" "$half"
+	# Mean req/s, p50 and CPU per request of the two halves, the higher p99, the non-2xx of both.
+	wrk_record "$1" "$2_ro" "$3" "$(paste "$before" "$after" | awk -F'\t' '{
+		p99 = $6 > $15 ? $6 : $15
+		printf "%.2f\t%.3f\t%.3f\t%d\t%.1f\t%.1f", ($4 + $13) / 2, ($5 + $14) / 2, p99, $7 + $16, ($8 + $17) / 2, ($9 + $18) / 2 }')"
+	rm -f "$before" "$after"
 }
 
 # Each endpoint: name, path, wrk script, targets. Targets: ceiling, full (SQLite, read

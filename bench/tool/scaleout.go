@@ -133,9 +133,9 @@ func scaleOutReport(w io.Writer, raw, writes, conns, writeRate string) error {
 
 	fmt.Fprintf(w, "\n## Reads under writes (mixed workload)\n\nThe same reads while `bench/tool writer` sends a steady stream of "+
 		"%s writes/s to the same server (alternately a PATCH of connector 1 of one of the 40 demo EVSEs and a status notification "+
-		"of one of the 20 charge boxes, drawn at random). Each round measures the reads alone right next to the reads under writes "+
-		"(alone first in odd rounds, last in even ones), so that the machine's speed changes least between the two; the goal is "+
-		"judged on the median of these per-round ratios. *Ratio of medians*: the median req/s under writes over the median "+
+		"of one of the 20 charge boxes, drawn at random). Each round measures the reads alone around the reads under writes, "+
+		"half of the time right before and half right after them, and takes the mean of the two halves, so that a steady "+
+		"change of the machine's speed cancels; the goal is judged on the median of these per-round ratios. *Ratio of medians*: the median req/s under writes over the median "+
 		"req/s alone.\n\n", writeRate)
 	fmt.Fprintln(w, "| store | request | read-only req/s | under writes req/s | under writes / read-only, per round | median | goal | ratio of medians | writes/s achieved | write p99 ms | write errors |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
