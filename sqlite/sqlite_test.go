@@ -676,16 +676,23 @@ func BenchmarkLocationChanges(b *testing.B) {
 	storetest.BenchLocationChanges(b, s, n, at.Add(-time.Hour), at.Add(time.Minute))
 }
 
+// openDemoTwice returns two stores on one new file holding the demo inventory, as two
+// processes would open it.
+func openDemoTwice(t *testing.T) (a, b *sqlite.Store) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	a, b = mustOpen(t, path), mustOpen(t, path)
+	require.NoError(t, a.Import(t.Context(), chargenet.DemoInventory(time.Now())))
+	return a, b
+}
+
 // TestGroupCacheSeesOtherWrites checks that a group never starts from EVSEs the last
 // group kept once something else wrote them: another store on the same file (another
 // process), and a write of the same store outside its groups (ChangeEVSE). Each PATCH
 // must keep what the other write set, and its version must follow the other's.
 func TestGroupCacheSeesOtherWrites(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "chargenet.db")
-	a := mustOpen(t, path)
-	b := mustOpen(t, path)
-	require.NoError(t, a.Import(ctx, chargenet.DemoInventory(time.Now())))
+	a, b := openDemoTwice(t)
 	const uid = 1002
 	patch := func(s *sqlite.Store, p chargenet.ConnectorPatch) *chargenet.EVSE {
 		t.Helper()
@@ -722,10 +729,7 @@ func TestGroupCacheSeesOtherWrites(t *testing.T) {
 // EVSE a PATCH read alone (without status times) just before.
 func TestGroupCacheChargeboxes(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "chargenet.db")
-	a := mustOpen(t, path)
-	b := mustOpen(t, path)
-	require.NoError(t, a.Import(ctx, chargenet.DemoInventory(time.Now())))
+	a, b := openDemoTwice(t)
 	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	note := func(s *sqlite.Store, box int64, status string, at time.Duration) *chargenet.StatusResult {
 		t.Helper()
