@@ -296,8 +296,9 @@ func (t *groupTx) fail(err error) (bool, error) {
 	return false, err
 }
 
-// Rollback ends the transaction, which wrote nothing (every change of the group was
-// refused): what the group read stays true, and the cache keeps it.
+// Rollback ends the transaction, which wrote nothing (the group's changes were all
+// refused, or one failed before any write): what the group read stays true, and the
+// cache keeps it.
 func (t *groupTx) Rollback() {
 	if err := t.tx.Rollback(); err != nil {
 		t.s.known.forget()
