@@ -190,20 +190,14 @@ func (b encodedEventTypes) VisitListEventTypesResponse(w http.ResponseWriter) er
 	return err
 }
 
-// evseDoc is a 200 response of GetEvse or UpdateConnector: the EVSE's contract JSON
-// (chargenet.EVSEJSON, as stored or just encoded) and its ETag.
+// evseDoc is the 200 response of GetEvse built from the EVSE's stored JSON.
 type evseDoc struct {
 	doc  []byte
 	etag string
 }
 
 // VisitGetEvseResponse writes the EVSE with its ETag.
-func (r evseDoc) VisitGetEvseResponse(w http.ResponseWriter) error { return r.write(w) }
-
-// VisitUpdateConnectorResponse writes the EVSE with its ETag.
-func (r evseDoc) VisitUpdateConnectorResponse(w http.ResponseWriter) error { return r.write(w) }
-
-func (r evseDoc) write(w http.ResponseWriter) error {
+func (r evseDoc) VisitGetEvseResponse(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("ETag", r.etag)
 	w.WriteHeader(http.StatusOK)
@@ -337,11 +331,8 @@ func (s *Server) UpdateConnector(ctx context.Context, req gen.UpdateConnectorReq
 	if err != nil {
 		return nil, err
 	}
-	doc, err := chargenet.EVSEJSON(e)
-	if err != nil {
-		return nil, err
-	}
-	return evseDoc{doc: doc, etag: e.ETag()}, nil
+	etag := e.ETag()
+	return gen.UpdateConnector200JSONResponse{Body: EVSEToAPI(e), Headers: gen.UpdateConnector200ResponseHeaders{ETag: &etag}}, nil
 }
 
 func pagination[T any](p *chargenet.Page[T]) gen.Pagination {
