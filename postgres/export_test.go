@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 
+	"github.com/chargenet/chargenet"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -58,4 +59,10 @@ func MigrateBeforeForTest(ctx context.Context, url, before string, stmts ...stri
 		}
 	}
 	return nil
+}
+
+// LocationPageForTest returns the statement and arguments ListLocationDocs sends for
+// seek.
+func LocationPageForTest(seek chargenet.Seek[string]) (string, []any) {
+	return filteredSeek(selectLocationDocs, "l.deleted_at IS NULL", `l.id COLLATE "C"`, nil, seek)
 }

@@ -314,6 +314,49 @@ func TestLocationIDsCompareBytewise(t *testing.T) {
 	}
 }
 
+// TestKeysetReadsKeepAGenericPlan runs a location page with a key as the store sends
+// it, as a prepared statement on one connection: PostgreSQL must come to run it on a
+// cached generic plan instead of planning each read again with its values. The table
+// holds 20,000 locations: on a few thousand, PostgreSQL takes the generic plan even
+// for LIMIT $n, whose estimate grows with the table.
+func TestKeysetReadsKeepAGenericPlan(t *testing.T) {
+	ctx := t.Context()
+	u := NewSchemaURL(t)
+	s, err := postgres.Open(ctx, u, postgres.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	inv := &chargenet.Inventory{}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	for i := range 20000 {
+		inv.Locations = append(inv.Locations, chargenet.Location{ID: fmt.Sprintf("L%05d", i), Name: "n", Address: "a",
+			City: "c", Country: "DEU", TimeZone: "UTC", LastUpdated: now})
+	}
+	require.NoError(t, s.Import(ctx, inv))
+	conn, err := pgx.Connect(ctx, u)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	_, err = conn.Exec(ctx, `ANALYZE locations`)
+	require.NoError(t, err)
+
+	query, args := postgres.LocationPageForTest(chargenet.Seek[string]{Key: "L19990", HasKey: true, Limit: 26})
+	for range 8 {
+		rows, err := conn.Query(ctx, query, args...)
+		require.NoError(t, err)
+		ids, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (string, error) {
+			var id string
+			var doc []byte
+			return id, row.Scan(&id, &doc)
+		})
+		require.NoError(t, err)
+		require.Len(t, ids, 9)
+		assert.Equal(t, "L19991", ids[0])
+	}
+	var generic, custom int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`,
+		query).Scan(&generic, &custom))
+	assert.Positive(t, generic, "executions on the generic plan (custom plans: %d)", custom)
+}
+
 // TestListEVSEsSnapshot lists EVSEs while their connectors are updated: each EVSE read
 // must show the connectors of its Version. Every update sets MaxVoltage to 100 +
 // the Version it creates (through If-Match), so a read that mixed two versions breaks
