@@ -26,11 +26,12 @@ const (
 	ListWebhooks  = "webhooks"
 )
 
-// appendOnly are the lists whose items are never removed: no operation deletes a
-// location or an EVSE (a deleted connector stays, marked). A forward cursor's key is
-// then always an item that still precedes the page, and Paginate needs no read to know
-// that a previous page exists. A list whose items can be deleted must not be here.
-var appendOnly = map[string]bool{ListLocations: true, ListEVSEs: true}
+// appendOnly are the lists whose items are never removed: no operation deletes an EVSE
+// (a removed one stays, REMOVED, as a deleted connector stays, marked). A forward
+// cursor's key is then always an item that still precedes the page, and Paginate needs
+// no read to know that a previous page exists. A list whose items can be deleted (a
+// deleted location leaves the list) must not be here.
+var appendOnly = map[string]bool{ListEVSEs: true}
 
 // CursorCodec signs and checks pagination cursors. A cursor is
 // base64url(JSON{list, key, direction}) "." base64url(HMAC-SHA256(secret, JSON)), so a
@@ -157,9 +158,21 @@ func Paginate[T any, K int64 | string](ctx context.Context, codec *CursorCodec, 
 		seek.Backward = p.Backward
 	}
 	seek.Limit = limit + 1
+	// A forward page of a list whose items can be deleted is read from the cursor's own
+	// item: while that item is there, it precedes the page, and knowing that a previous
+	// page exists takes no second read.
+	fromKey := seek.HasKey && !seek.Backward && !appendOnly[list]
+	if fromKey {
+		seek.Inclusive = true
+		seek.Limit++
+	}
 	items, err := read(ctx, seek)
 	if err != nil {
 		return nil, err
+	}
+	keyThere := fromKey && len(items) > 0 && key(&items[0]) == seek.Key
+	if keyThere {
+		items = items[1:]
 	}
 	more := len(items) > limit
 	if more {
@@ -181,7 +194,7 @@ func Paginate[T any, K int64 | string](ctx context.Context, codec *CursorCodec, 
 			page.HasMore = true
 			page.Next = codec.encode(list, key(&items[len(items)-1]), false)
 		}
-		if seek.HasKey && len(items) > 0 && appendOnly[list] {
+		if seek.HasKey && len(items) > 0 && (appendOnly[list] || keyThere) {
 			// The cursor's key is an item of this list, before this page, and it is
 			// still there: no need to look.
 			page.Previous = codec.encode(list, key(&items[0]), true)

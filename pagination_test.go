@@ -48,14 +48,14 @@ func sliceReader(items []int64) func(context.Context, Seek[int64]) ([]int64, err
 		var out []int64
 		if !s.Backward {
 			for _, v := range items {
-				if (!s.HasKey || v > s.Key) && len(out) < s.Limit {
+				if (!s.HasKey || v > s.Key || s.Inclusive && v == s.Key) && len(out) < s.Limit {
 					out = append(out, v)
 				}
 			}
 			return out, nil
 		}
 		for i := len(items) - 1; i >= 0; i-- {
-			if (!s.HasKey || items[i] < s.Key) && len(out) < s.Limit {
+			if (!s.HasKey || items[i] < s.Key || s.Inclusive && items[i] == s.Key) && len(out) < s.Limit {
 				out = append(out, items[i])
 			}
 		}
@@ -86,6 +86,48 @@ func TestPaginateEmptyPages(t *testing.T) {
 	assert.Equal(t, []int64{2, 3}, back.Items)
 	assert.True(t, back.HasMore == false && back.Next == "", "nothing after 3")
 	assert.NotEmpty(t, back.Previous)
+}
+
+// TestPaginateDeletedBeforeCursor follows a next cursor of a list whose items can be
+// deleted after deleting items before it: the page has a previous cursor exactly when
+// an item is left before it, found in the page's own read while the cursor's item is
+// there.
+func TestPaginateDeletedBeforeCursor(t *testing.T) {
+	c := NewCursorCodec([]byte("secret-one-secret-one-secret-one"))
+	key := func(v *int64) int64 { return *v }
+	tests := []struct {
+		name     string
+		left     []int64 // of 1..6, after the first page [1 2]
+		previous []int64 // the previous page; nil: none
+		reads    int
+	}{
+		{"nothing deleted", []int64{1, 2, 3, 4, 5, 6}, []int64{1, 2}, 1},
+		{"the cursor's item deleted", []int64{1, 3, 4, 5, 6}, []int64{1}, 2},
+		{"every item before deleted", []int64{3, 4, 5, 6}, nil, 2},
+		{"only the cursor's item left before", []int64{2, 3, 4, 5, 6}, []int64{2}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reads := 0
+			read := func(ctx context.Context, s Seek[int64]) ([]int64, error) {
+				reads++
+				return sliceReader(tt.left)(ctx, s)
+			}
+			p, err := Paginate(context.Background(), c, ListLocations, c.encode(ListLocations, int64(2), false), 2, read, key)
+			require.NoError(t, err)
+			assert.Equal(t, []int64{3, 4}, p.Items)
+			assert.True(t, p.HasMore)
+			assert.Equal(t, tt.reads, reads, "reads")
+			if tt.previous == nil {
+				assert.Empty(t, p.Previous)
+				return
+			}
+			require.NotEmpty(t, p.Previous)
+			back, err := Paginate(context.Background(), c, ListLocations, p.Previous, 2, sliceReader(tt.left), key)
+			require.NoError(t, err)
+			assert.Equal(t, tt.previous, back.Items)
+		})
+	}
 }
 
 // BenchmarkCursor measures signing and checking a cursor (HMAC-SHA256, base64url).

@@ -212,14 +212,17 @@ type LocationDoc struct {
 }
 
 // Seek describes one keyset read of a list: at most Limit items, in ascending key order
-// after After when Backward is false, or in descending key order before After when
-// Backward is true. Without a key (HasKey false) the read starts at the first item
-// (forward) or the last one (backward). Keyset reads cost the same at any depth.
+// after Key when Backward is false, or in descending key order before Key when
+// Backward is true. With Inclusive, the item whose key is Key, if the list holds it,
+// is read too, first. Without a key (HasKey false) the read starts at the first item
+// (forward) or the last one (backward), and Inclusive means nothing. Keyset reads cost
+// the same at any depth.
 type Seek[K int64 | string] struct {
-	Key      K
-	HasKey   bool
-	Backward bool
-	Limit    int
+	Key       K
+	HasKey    bool
+	Inclusive bool
+	Backward  bool
+	Limit     int
 }
 
 // Delivery is one event to deliver to one webhook (a row of the outbox).

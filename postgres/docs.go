@@ -135,17 +135,15 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 }
 
 // withoutNUL returns seek with a key PostgreSQL can take (text holds no NUL) that selects
-// the same ids: ids hold no NUL, so for a key p+"\x00"+rest, an id is after the key
-// exactly when it is after p, and before it exactly when it is before p+"\x01".
+// the same ids: ids hold no NUL, so for a key p+"\x00"+rest, which no id equals, an id
+// is after the key exactly when it is after p, and before it exactly when it is p or
+// before p.
 func withoutNUL(seek chargenet.Seek[string]) chargenet.Seek[string] {
 	i := strings.IndexByte(seek.Key, 0)
 	if !seek.HasKey || i < 0 {
 		return seek
 	}
-	seek.Key = seek.Key[:i]
-	if seek.Backward {
-		seek.Key += "\x01"
-	}
+	seek.Key, seek.Inclusive = seek.Key[:i], seek.Backward
 	return seek
 }
 

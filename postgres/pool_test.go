@@ -36,8 +36,12 @@ func TestPoolSize(t *testing.T) {
 func TestWithoutNUL(t *testing.T) {
 	type seek = chargenet.Seek[string]
 	assert.Equal(t, seek{Key: "LOC-1", HasKey: true, Limit: 3}, withoutNUL(seek{Key: "LOC-1\x00zz", HasKey: true, Limit: 3}))
-	assert.Equal(t, seek{Key: "LOC-1\x01", HasKey: true, Backward: true, Limit: 1},
+	assert.Equal(t, seek{Key: "LOC-1", HasKey: true, Inclusive: true, Backward: true, Limit: 1},
 		withoutNUL(seek{Key: "LOC-1\x00", HasKey: true, Backward: true, Limit: 1}))
+	assert.Equal(t, seek{Key: "LOC-1", HasKey: true, Limit: 1},
+		withoutNUL(seek{Key: "LOC-1\x00a", HasKey: true, Inclusive: true, Limit: 1}), "no id equals a key holding a NUL")
+	assert.Equal(t, seek{Key: "LOC-1", HasKey: true, Inclusive: true, Backward: true, Limit: 1},
+		withoutNUL(seek{Key: "LOC-1\x00a", HasKey: true, Inclusive: true, Backward: true, Limit: 1}))
 	assert.Equal(t, seek{Key: "LOC-1", HasKey: true}, withoutNUL(seek{Key: "LOC-1", HasKey: true}))
 	assert.Equal(t, seek{Limit: 2}, withoutNUL(seek{Limit: 2}))
 }

@@ -127,6 +127,39 @@ func TestPaginationInsertDuringWalk(t *testing.T) {
 	}
 }
 
+// TestPaginationDeleteBeforeCursor deletes every location before a next cursor: the
+// page it leads to is then the first, and its previous_cursor is null; a location left
+// before it keeps it set.
+func TestPaginationDeleteBeforeCursor(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep first %v", keep), func(t *testing.T) {
+			v := newEnv(t, true)
+			require.NoError(t, v.store.Import(context.Background(), locations(6)))
+			p := decode[gen.LocationPage](t, v.do(http.MethodGet, "/v1/locations?limit=2", ""))
+			require.NotNil(t, p.Pagination.NextCursor)
+			for _, id := range []string{"L00000", "L00001"} {
+				if keep && id == "L00000" {
+					continue
+				}
+				rec := v.do(http.MethodDelete, "/v1/locations/"+id, "")
+				require.Equal(t, 200, rec.Code, rec.Body.String())
+			}
+			next := decode[gen.LocationPage](t, v.do(http.MethodGet, "/v1/locations?limit=2&cursor="+url.QueryEscape(*p.Pagination.NextCursor), ""))
+			require.Len(t, next.Data, 2)
+			assert.Equal(t, "L00002", next.Data[0].Id)
+			if !keep {
+				assert.Nil(t, next.Pagination.PreviousCursor, "nothing is left before the page")
+				return
+			}
+			require.NotNil(t, next.Pagination.PreviousCursor)
+			back := decode[gen.LocationPage](t, v.do(http.MethodGet, "/v1/locations?limit=2&cursor="+url.QueryEscape(*next.Pagination.PreviousCursor), ""))
+			require.Len(t, back.Data, 1)
+			assert.Equal(t, "L00000", back.Data[0].Id)
+			assert.Nil(t, back.Pagination.PreviousCursor)
+		})
+	}
+}
+
 func TestPaginationBadInput(t *testing.T) {
 	v := newEnv(t, false)
 	evsePage := decode[gen.EvsePage](t, v.do(http.MethodGet, "/v2/evses?limit=5", ""))

@@ -32,9 +32,9 @@ const (
 )
 
 // listEVSEsQuery returns the keyset read of one slice of EVSEs with their connectors,
-// in one statement. Its parameters are the key (when hasKey) and the limit.
-func listEVSEsQuery(backward, hasKey bool) string {
-	where, dir := keyset("uid", "", backward, hasKey)
+// in one statement. Its parameters are the key (when mode has one) and the limit.
+func listEVSEsQuery(backward bool, mode keyMode) string {
+	where, dir := keyset("uid", "", backward, mode)
 	return `WITH page AS (SELECT ` + evseColumns + ` FROM evses ` + where + `ORDER BY uid ` + dir + ` LIMIT ?) ` +
 		`SELECT ` + evseRowColumns + ` FROM page e LEFT JOIN connectors c ON c.evse_uid = e.uid ` +
 		`ORDER BY e.uid ` + dir + `, c.id`

@@ -26,9 +26,9 @@ const (
 
 // listLocationsQuery returns the keyset read of one slice of locations that are not
 // deleted, with their EVSE uids, in one statement. Its parameters are the key (when
-// hasKey) and the limit.
-func listLocationsQuery(backward, hasKey bool) string {
-	where, dir := keyset("l.id", "l.deleted_at IS NULL", backward, hasKey)
+// mode has one) and the limit.
+func listLocationsQuery(backward bool, mode keyMode) string {
+	where, dir := keyset("l.id", "l.deleted_at IS NULL", backward, mode)
 	return `SELECT ` + locationRowColumns + ` FROM locations l ` + where + `ORDER BY l.id ` + dir + ` LIMIT ?`
 }
 
@@ -129,8 +129,8 @@ func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) 
 }
 
 // listLocationDocsQuery is listLocationsQuery for the stored JSON of each location.
-func listLocationDocsQuery(backward, hasKey bool) string {
-	where, dir := keyset("id", "deleted_at IS NULL", backward, hasKey)
+func listLocationDocsQuery(backward bool, mode keyMode) string {
+	where, dir := keyset("id", "deleted_at IS NULL", backward, mode)
 	return `SELECT id, doc FROM locations ` + where + `ORDER BY id ` + dir + ` LIMIT ?`
 }
 

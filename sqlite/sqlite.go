@@ -57,10 +57,10 @@ type Store struct {
 	// Read statements, prepared on read.
 	evse         *sql.Stmt
 	evseDoc      *sql.Stmt
-	evses        [2][2]*sql.Stmt // [backward][hasKey]
+	evses        [2][3]*sql.Stmt // [backward][keyMode]
 	location     *sql.Stmt
-	locations    [2][2]*sql.Stmt // [backward][hasKey]
-	locationDocs [2][2]*sql.Stmt // [backward][hasKey]
+	locations    [2][3]*sql.Stmt // [backward][keyMode]
+	locationDocs [2][3]*sql.Stmt // [backward][keyMode]
 	apiKeyByHash *sql.Stmt
 	changes      *sql.Stmt          // the change positions, for the read cache
 	changeList   [2][2][2]*sql.Stmt // change lists: [locations][hasPos][since]
@@ -370,10 +370,10 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.changes = p(s.read, changesQuery)
 	s.apiKeyByHash = p(s.read, `SELECT name, hash, scope, created_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL`)
 	for _, backward := range []bool{false, true} {
-		for _, hasKey := range []bool{false, true} {
-			s.evses[b2i(backward)][b2i(hasKey)] = p(s.read, listEVSEsQuery(backward, hasKey))
-			s.locations[b2i(backward)][b2i(hasKey)] = p(s.read, listLocationsQuery(backward, hasKey))
-			s.locationDocs[b2i(backward)][b2i(hasKey)] = p(s.read, listLocationDocsQuery(backward, hasKey))
+		for _, mode := range []keyMode{noKey, pastKey, atKey} {
+			s.evses[b2i(backward)][mode] = p(s.read, listEVSEsQuery(backward, mode))
+			s.locations[b2i(backward)][mode] = p(s.read, listLocationsQuery(backward, mode))
+			s.locationDocs[b2i(backward)][mode] = p(s.read, listLocationDocsQuery(backward, mode))
 		}
 	}
 	for _, hasPos := range []bool{false, true} {
@@ -414,20 +414,43 @@ func b2i(b bool) int {
 	return 0
 }
 
+// keyMode is how a keyset read uses its key (see chargenet.Seek).
+type keyMode int
+
+const (
+	noKey   keyMode = iota // from the first row (the last, backward)
+	pastKey                // the rows after the key (before it, backward)
+	atKey                  // the key's row too (Seek.Inclusive)
+)
+
+// keyModeOf returns the keyMode of seek.
+func keyModeOf[K int64 | string](seek chargenet.Seek[K]) keyMode {
+	switch {
+	case !seek.HasKey:
+		return noKey
+	case seek.Inclusive:
+		return atKey
+	}
+	return pastKey
+}
+
 // keyset returns the WHERE clause (empty without a key) and the ORDER BY direction of a
-// keyset read on column: the rows after the key in ascending order, or before it in
-// descending order when backward. filter, when not empty, is a condition the rows must
-// also meet (its parameters come before the key's).
-func keyset(column, filter string, backward, hasKey bool) (where, dir string) {
+// keyset read on column: the rows after the key (at or after it, atKey) in ascending
+// order, or before it in descending order when backward. filter, when not empty, is a
+// condition the rows must also meet (its parameters come before the key's).
+func keyset(column, filter string, backward bool, mode keyMode) (where, dir string) {
 	cmp, dir := ">", "ASC"
 	if backward {
 		cmp, dir = "<", "DESC"
+	}
+	if mode == atKey {
+		cmp += "="
 	}
 	var conds []string
 	if filter != "" {
 		conds = append(conds, filter)
 	}
-	if hasKey {
+	if mode != noKey {
 		conds = append(conds, column+" "+cmp+" ?")
 	}
 	if len(conds) > 0 {
@@ -436,10 +459,10 @@ func keyset(column, filter string, backward, hasKey bool) (where, dir string) {
 	return where, dir
 }
 
-// seekRows runs the keyset statement of sts that fits seek: sts[backward][hasKey], with
+// seekRows runs the keyset statement of sts that fits seek: sts[backward][keyMode], with
 // the key as first argument when there is one and the limit last.
-func seekRows[K int64 | string](ctx context.Context, sts *[2][2]*sql.Stmt, seek chargenet.Seek[K]) (*sql.Rows, error) {
-	st := sts[b2i(seek.Backward)][b2i(seek.HasKey)]
+func seekRows[K int64 | string](ctx context.Context, sts *[2][3]*sql.Stmt, seek chargenet.Seek[K]) (*sql.Rows, error) {
+	st := sts[b2i(seek.Backward)][keyModeOf(seek)]
 	if seek.HasKey {
 		return st.QueryContext(ctx, seek.Key, seek.Limit)
 	}

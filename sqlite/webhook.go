@@ -46,7 +46,7 @@ var insertBatches = [...]int{64, 32, 16, 8, 4, 2, 1}
 // filteredSeek returns the keyset read of seek over the rows of selectFrom that meet
 // filter (whose parameters are filterArgs), ordered by key, and its arguments.
 func filteredSeek[K int64 | string](selectFrom, filter, key string, filterArgs []any, seek chargenet.Seek[K]) (string, []any) {
-	where, dir := keyset(key, filter, seek.Backward, seek.HasKey)
+	where, dir := keyset(key, filter, seek.Backward, keyModeOf(seek))
 	args := filterArgs
 	if seek.HasKey {
 		args = append(args, seek.Key)

@@ -102,6 +102,10 @@ func testListSeek(t *testing.T, open Opener) {
 		{"before a key", chargenet.Seek[int64]{Key: 1003, HasKey: true, Backward: true, Limit: 5}, []int64{1002, 1001}},
 		{"before a key after all", chargenet.Seek[int64]{Key: 5000, HasKey: true, Backward: true, Limit: 2}, []int64{1040, 1039}},
 		{"before the first", chargenet.Seek[int64]{Key: 1001, HasKey: true, Backward: true, Limit: 5}, []int64{}},
+		{"at a key", chargenet.Seek[int64]{Key: 1002, HasKey: true, Inclusive: true, Limit: 2}, []int64{1002, 1003}},
+		{"at an absent key", chargenet.Seek[int64]{Key: -5, HasKey: true, Inclusive: true, Limit: 2}, []int64{1001, 1002}},
+		{"at a key backward", chargenet.Seek[int64]{Key: 1002, HasKey: true, Inclusive: true, Backward: true, Limit: 5}, []int64{1002, 1001}},
+		{"inclusive without a key", chargenet.Seek[int64]{Inclusive: true, Limit: 1}, []int64{1001}},
 		{"all", chargenet.Seek[int64]{Limit: 100}, keysOf(evses, evseKey)},
 	}
 	for _, tt := range evseTests {
@@ -130,6 +134,10 @@ func testListSeek(t *testing.T, open Opener) {
 		{"before a key", chargenet.Seek[string]{Key: "LOC-0003", HasKey: true, Backward: true, Limit: 5}, []string{"LOC-0002", "LOC-0001"}},
 		{"before a key after all", chargenet.Seek[string]{Key: "zzz", HasKey: true, Backward: true, Limit: 1}, []string{"LOC-0120"}},
 		{"before the first", chargenet.Seek[string]{Key: "LOC-0001", HasKey: true, Backward: true, Limit: 5}, []string{}},
+		{"at a key", chargenet.Seek[string]{Key: "LOC-0002", HasKey: true, Inclusive: true, Limit: 2}, []string{"LOC-0002", "LOC-0003"}},
+		{"at an absent key", chargenet.Seek[string]{Key: "LOC-0005x", HasKey: true, Inclusive: true, Limit: 2}, []string{"LOC-0006", "LOC-0007"}},
+		{"at a key backward", chargenet.Seek[string]{Key: "LOC-0002", HasKey: true, Inclusive: true, Backward: true, Limit: 5}, []string{"LOC-0002", "LOC-0001"}},
+		{"at the last", chargenet.Seek[string]{Key: "LOC-0120", HasKey: true, Inclusive: true, Limit: 2}, []string{"LOC-0120"}},
 	}
 	byID := map[string]chargenet.Location{}
 	for _, l := range locs {
@@ -143,6 +151,11 @@ func testListSeek(t *testing.T, open Opener) {
 			assert.Equal(t, tt.want, keysOf(got, locationKey))
 			for _, l := range got {
 				assert.Equal(t, byID[l.ID], l, "location %s", l.ID)
+			}
+			if ld, ok := s.(chargenet.LocationDocs); ok {
+				docs, err := ld.ListLocationDocs(ctx, tt.seek)
+				require.NoError(t, err)
+				assert.Equal(t, tt.want, keysOf(docs, func(d *chargenet.LocationDoc) string { return d.ID }), "as JSON")
 			}
 		})
 	}

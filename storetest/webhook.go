@@ -84,6 +84,9 @@ func testWebhooks(t *testing.T, open Opener) {
 		back, err := s.ListWebhooks(ctx, "partner-c", chargenet.Seek[string]{Key: want[3].ID, HasKey: true, Backward: true, Limit: 2})
 		require.NoError(t, err)
 		assert.Equal(t, []chargenet.Webhook{want[2], want[1]}, back)
+		at, err := s.ListWebhooks(ctx, "partner-c", chargenet.Seek[string]{Key: want[3].ID, HasKey: true, Inclusive: true, Limit: 3})
+		require.NoError(t, err)
+		assert.Equal(t, []chargenet.Webhook{want[3], want[4]}, at, "from the key's webhook")
 	})
 
 	t.Run("update", func(t *testing.T) {
