@@ -4,8 +4,10 @@
 # 25-item page of GET /v1/locations at several depths on each. Writes
 # bench/scale-results.md and prints it.
 #
-# Each round measures every depth on both stores, in the opposite order in every other
-# round; a depth against the first page is the median of the rounds' ratios.
+# Each round measures every depth on both stores, each right beside the first page (the
+# first page first in odd rounds, second in even ones), the depths in the opposite order
+# in every other round; a depth against the first page is the median over the rounds of
+# its ratio to the first page measured beside it, so that the machine's drift cancels.
 #
 #   N=1000000 ROUNDS=5 DURATION=3s bench/scale.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -53,10 +55,10 @@ SERVE_LOG=$OUT/serve-pg.log serve_url "$PGURL" "$PG_PORT"
 PG_PID=$SERVE_PID
 RAW=$OUT/scale-raw.tsv
 : >"$RAW"
-depths=(0)
+depths=()
 for d in 10000 100000; do ((d < N - 25)) && depths+=("$d"); done
 depths+=($((N - 25)))
-# in_order R: the depths, in the opposite order in even rounds.
+# in_order R: the depths after the first page, in the opposite order in even rounds.
 in_order() {
 	if (($1 % 2)); then
 		printf '%s\n' "${depths[@]}"
@@ -64,22 +66,34 @@ in_order() {
 		printf '%s\n' "${depths[@]}" | tac
 	fi
 }
+# pair R D TARGET FIRST DEEP: wrk on the first page (recorded as depth 0/D) and on depth
+# D of TARGET, one right after the other: the first page first in odd rounds.
+pair() {
+	local r=$1 d=$2 target=$3 first=$4 deep=$5
+	if ((r % 2)); then
+		wrk_run "0/$d" "$target" "$r" "$first" get.lua 8 "$DURATION"
+		wrk_run "$d" "$target" "$r" "$deep" get.lua 8 "$DURATION"
+	else
+		wrk_run "$d" "$target" "$r" "$deep" get.lua 8 "$DURATION"
+		wrk_run "0/$d" "$target" "$r" "$first" get.lua 8 "$DURATION"
+	fi
+}
 for ((r = 1; r <= ROUNDS; r++)); do
 	for d in $(in_order "$r"); do
-		query="/v1/locations?limit=25"
-		if ((d > 0)); then
-			query+="&cursor=$("$OUT/bin/tool" cursor "$SECRET" locations "$("$OUT/bin/tool" id $((d - 1)))")"
-		fi
+		query="/v1/locations?limit=25&cursor=$("$OUT/bin/tool" cursor "$SECRET" locations "$("$OUT/bin/tool" id $((d - 1)))")"
 		for target in full pg; do
 			port=$PORT
 			[[ $target == pg ]] && port=$PG_PORT
+			first="http://127.0.0.1:$port/v1/locations?limit=25"
 			url="http://127.0.0.1:$port$query"
 			if ((r == 1)); then
-				want=$("$OUT/bin/tool" id "$d")
-				curl -fsS -H "Authorization: Bearer $BENCH_KEY" "$url" | grep -q "\"id\":\"$want\"" ||
-					die "the page at depth $d ($target) does not start with $want"
+				for check in "0 $first" "$d $url"; do
+					want=$("$OUT/bin/tool" id "${check%% *}")
+					curl -fsS -H "Authorization: Bearer $BENCH_KEY" "${check#* }" | grep -q "\"id\":\"$want\"" ||
+						die "the page at depth ${check%% *} ($target) does not start with $want"
+				done
 			fi
-			wrk_run "$d" "$target" "$r" "$url" get.lua 8 "$DURATION"
+			pair "$r" "$d" "$target" "$first" "$url"
 		done
 	done
 done
@@ -93,20 +107,22 @@ for target in full pg; do
 	say "walking the change list ($target) for its cursors"
 	while read -r d c; do
 		change_cursor[$target.$d]=$c
-	done < <("$OUT/bin/tool" change-cursors "http://127.0.0.1:$port" "$BENCH_KEY" "$CHANGE_SINCE" "${depths[@]:1}")
+	done < <("$OUT/bin/tool" change-cursors "http://127.0.0.1:$port" "$BENCH_KEY" "$CHANGE_SINCE" "${depths[@]}")
 done
 for ((r = 1; r <= ROUNDS; r++)); do
 	for d in $(in_order "$r"); do
 		for target in full pg; do
 			port=$PORT
 			[[ $target == pg ]] && port=$PG_PORT
-			url="http://127.0.0.1:$port/v1/locations?updated_since=$CHANGE_SINCE&limit=25"
-			((d > 0)) && url+="&cursor=${change_cursor[$target.$d]}"
+			first="http://127.0.0.1:$port/v1/locations?updated_since=$CHANGE_SINCE&limit=25"
+			url="$first&cursor=${change_cursor[$target.$d]}"
 			if ((r == 1)); then
-				n=$(curl -fsS -H "Authorization: Bearer $BENCH_KEY" "$url" | grep -o '"id":"LOC-' | wc -l)
-				((n == 25)) || die "the change-list page at depth $d ($target) holds $n locations, not 25"
+				for u in "$first" "$url"; do
+					n=$(curl -fsS -H "Authorization: Bearer $BENCH_KEY" "$u" | grep -o '"id":"LOC-' | wc -l)
+					((n == 25)) || die "the change-list page $u ($target) holds $n locations, not 25"
+				done
 			fi
-			wrk_run "$d" "$target-changes" "$r" "$url" get.lua 8 "$DURATION"
+			pair "$r" "$d" "$target-changes" "$first" "$url"
 		done
 	done
 done

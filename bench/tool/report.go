@@ -88,9 +88,14 @@ func (s stat) ms() string {
 
 // collect returns the medians of field over the samples of endpoint and target.
 func collect(samples []sample, endpoint, target string, field func(sample) float64) stat {
+	return collectIf(samples, is(endpoint, target), field)
+}
+
+// collectIf is collect over the samples match matches.
+func collectIf(samples []sample, match func(sample) bool, field func(sample) float64) stat {
 	var v []float64
 	for _, s := range samples {
-		if s.endpoint == endpoint && s.target == target {
+		if match(s) {
 			v = append(v, field(s))
 		}
 	}
@@ -101,6 +106,14 @@ func collect(samples []sample, endpoint, target string, field func(sample) float
 // for each round that measured both, in round order.
 func pairedRatios(samples []sample, endpoint, a, b string) []float64 {
 	return roundRatios(samples, is(endpoint, a), is(endpoint, b), func(s sample) float64 { return s.rps })
+}
+
+// isFirst matches the first-page samples of a depth table of target (depth "0", or
+// "0/D": measured beside depth D).
+func isFirst(target string) func(sample) bool {
+	return func(s sample) bool {
+		return s.target == target && (s.endpoint == "0" || strings.HasPrefix(s.endpoint, "0/"))
+	}
 }
 
 // is matches the samples of endpoint and target.
@@ -258,8 +271,9 @@ func scaleReport(w io.Writer, raw, rss, importTime, dbSize, n string) error {
 		"(decode, schema and rule checks, one transaction); database size %s. Then `chargenet serve` on it with its "+
 		"read cache off (`--read-cache-mb 0`, so that every request is a keyset read of the database): a 25-item "+
 		"page of `GET /v1/locations` at each depth, with wrk (8 connections), medians over the rounds. Each round measures "+
-		"every depth, in the opposite order in every other round; a depth against the first page is the median of the "+
-		"rounds' ratios (lowest–highest in brackets).\n\n", n, importTime, dbSize)
+		"every depth right beside the first page (the first page first in odd rounds, second in even ones), the depths in "+
+		"the opposite order in every other round; a depth against the first page is the median over the rounds of its "+
+		"ratio to the first page measured beside it (lowest–highest in brackets).\n\n", n, importTime, dbSize)
 	depthTable(w, samples, "full", rss)
 	changeTable(w, samples, "full-changes")
 	return nil
@@ -297,34 +311,49 @@ func scaleReportPG(w io.Writer, raw, rss, importTime, dbSize, n, vacuum string) 
 	return nil
 }
 
-// depthTable prints the page latency at each depth of target. A depth's latency
-// against the first page's is the median of the rounds' ratios: bench/scale.sh measures
-// every depth in each round, in the opposite order in every other round.
+// depthTable prints the page latency at each depth of target. bench/scale.sh measures
+// each depth D right beside the first page, recorded as depth "0/D"; a depth's latency
+// against the first page's is the median over the rounds of its ratio to the first page
+// measured beside it (to the round's depth 0 when there is none). The first page's row
+// takes every measurement of it.
 func depthTable(w io.Writer, samples []sample, target, rss string) {
 	fmt.Fprintln(w, "| depth | req/s | p50 ms | p99 ms | p50 / depth 0 (rounds) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
-	var depths []string
+	depths := []string{"0"}
 	for _, s := range samples {
-		if s.target == target && !slices.Contains(depths, s.endpoint) {
-			depths = append(depths, s.endpoint)
+		if d, _, _ := strings.Cut(s.endpoint, "/"); s.target == target && !slices.Contains(depths, d) {
+			depths = append(depths, d)
 		}
 	}
-	if len(depths) == 0 {
+	if len(depths) == 1 && !slices.ContainsFunc(samples, isFirst(target)) {
 		return
 	}
+	slices.SortFunc(depths, func(a, b string) int {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return x - y
+	})
 	p50Of := func(s sample) float64 { return s.p50 }
 	var deepest stat
 	for _, d := range depths {
-		rps := collect(samples, d, target, func(s sample) float64 { return s.rps })
-		p50 := collect(samples, d, target, p50Of)
-		p99 := collect(samples, d, target, func(s sample) float64 { return s.p99 })
+		of := is(d, target)
+		if d == "0" {
+			of = isFirst(target)
+		}
+		rps := collectIf(samples, of, func(s sample) float64 { return s.rps })
+		p50 := collectIf(samples, of, p50Of)
+		p99 := collectIf(samples, of, func(s sample) float64 { return s.p99 })
 		deepest = stat{1, 1, 1}
-		if d != depths[0] {
-			deepest = statOf(roundRatios(samples, is(d, target), is(depths[0], target), p50Of))
+		if d != "0" {
+			beside := is("0/"+d, target)
+			if !slices.ContainsFunc(samples, beside) {
+				beside = is("0", target)
+			}
+			deepest = statOf(roundRatios(samples, of, beside, p50Of))
 		}
 		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.2f (%.2f–%.2f) |\n", d, rps.rps(), p50.med, p99.med, deepest.med, deepest.min, deepest.max)
 	}
-	first := collect(samples, depths[0], target, p50Of).med
+	first := collectIf(samples, isFirst(target), p50Of).med
 	last := collect(samples, depths[len(depths)-1], target, p50Of).med
 	fmt.Fprintf(w, "\nDeepest / first page, p50 latency, the median of the rounds' ratios: %.2f (goal ≤ 1.2); "+
 		"the ratio of the medians: %.2f.", deepest.med, last/first)

@@ -46,3 +46,25 @@ func TestDepthTable(t *testing.T) {
 	assert.Contains(t, out, "median of the rounds' ratios: 1.15 (goal ≤ 1.2); the ratio of the medians: 1.20.")
 	assert.Contains(t, out, "Peak RSS of the server: 71 MB")
 }
+
+// TestDepthTableBeside checks that a depth measured beside its own first page is held
+// to that one: within a round the machine slows down from one pair to the next.
+func TestDepthTableBeside(t *testing.T) {
+	samples := []sample{
+		{endpoint: "0/10000", target: "pg", round: 1, p50: 1.0},
+		{endpoint: "10000", target: "pg", round: 1, p50: 1.1},
+		{endpoint: "0/999975", target: "pg", round: 1, p50: 2.0},
+		{endpoint: "999975", target: "pg", round: 1, p50: 2.1},
+		{endpoint: "999975", target: "pg", round: 2, p50: 2.2},
+		{endpoint: "0/999975", target: "pg", round: 2, p50: 2.0},
+		{endpoint: "10000", target: "pg", round: 2, p50: 1.2},
+		{endpoint: "0/10000", target: "pg", round: 2, p50: 1.0},
+		{endpoint: "0/10000", target: "full", round: 2, p50: 9},
+	}
+	var b strings.Builder
+	depthTable(&b, samples, "pg", "")
+	out := b.String()
+	assert.Contains(t, out, "| 0 | – | 1.500 | 0.000 | 1.00 (1.00–1.00) |\n| 10000 | – | 1.150 | 0.000 | 1.15 (1.10–1.20) |\n"+
+		"| 999975 | – | 2.150 | 0.000 | 1.08 (1.05–1.10) |")
+	assert.Contains(t, out, "median of the rounds' ratios: 1.08 (goal ≤ 1.2); the ratio of the medians: 1.43.")
+}
