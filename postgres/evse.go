@@ -142,7 +142,8 @@ func (s *Store) EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error) {
 // seekQuery returns the keyset read of seek over the rows of selectFrom, a SELECT ...
 // FROM clause, ordered by key, and its arguments: rows with key after seek.Key in
 // ascending order, or before it in descending order when seek.Backward, the key's row
-// too when seek.Inclusive; from the first or the last row when seek has no key. No OFFSET: each read costs the same at any depth.
+// too when seek.Inclusive; from the first or the last row when seek has no key. No
+// OFFSET: each read costs the same at any depth.
 func seekQuery[K int64 | string](selectFrom, key string, seek chargenet.Seek[K]) (string, []any) {
 	return filteredSeek(selectFrom, "", key, nil, seek)
 }

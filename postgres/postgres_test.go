@@ -314,8 +314,9 @@ func TestLocationIDsCompareBytewise(t *testing.T) {
 	}
 }
 
-// TestKeysetReadsKeepAGenericPlan runs a location page with a key as the store sends
-// it, as a prepared statement on one connection: PostgreSQL must come to run it on a
+// TestKeysetReadsKeepAGenericPlan runs a location page reached through a cursor as the
+// store sends it (from the cursor's own item on), as a prepared statement on one
+// connection: PostgreSQL must come to run it on a
 // cached generic plan instead of planning each read again with its values. The table
 // holds 20,000 locations: on a few thousand, PostgreSQL takes the generic plan even
 // for LIMIT $n, whose estimate grows with the table.
@@ -338,7 +339,7 @@ func TestKeysetReadsKeepAGenericPlan(t *testing.T) {
 	_, err = conn.Exec(ctx, `ANALYZE locations`)
 	require.NoError(t, err)
 
-	query, args := postgres.LocationPageForTest(chargenet.Seek[string]{Key: "L19990", HasKey: true, Limit: 26})
+	query, args := postgres.LocationPageForTest(chargenet.Seek[string]{Key: "L19990", HasKey: true, Inclusive: true, Limit: 27})
 	for range 8 {
 		rows, err := conn.Query(ctx, query, args...)
 		require.NoError(t, err)
@@ -348,8 +349,8 @@ func TestKeysetReadsKeepAGenericPlan(t *testing.T) {
 			return id, row.Scan(&id, &doc)
 		})
 		require.NoError(t, err)
-		require.Len(t, ids, 9)
-		assert.Equal(t, "L19991", ids[0])
+		require.Len(t, ids, 10)
+		assert.Equal(t, "L19990", ids[0])
 	}
 	var generic, custom int64
 	require.NoError(t, conn.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`,

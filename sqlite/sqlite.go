@@ -435,9 +435,10 @@ func keyModeOf[K int64 | string](seek chargenet.Seek[K]) keyMode {
 }
 
 // keyset returns the WHERE clause (empty without a key) and the ORDER BY direction of a
-// keyset read on column: the rows after the key (at or after it, atKey) in ascending
-// order, or before it in descending order when backward. filter, when not empty, is a
-// condition the rows must also meet (its parameters come before the key's).
+// keyset read on column: the rows after the key in ascending order, or before it in
+// descending order when backward, the key's row too when mode is atKey. filter, when
+// not empty, is a condition the rows must also meet (its parameters come before the
+// key's).
 func keyset(column, filter string, backward bool, mode keyMode) (where, dir string) {
 	cmp, dir := ">", "ASC"
 	if backward {
