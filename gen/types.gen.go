@@ -1037,7 +1037,7 @@ type Pagination struct {
 	// Example: eyJrIjoiTE9DLTAwMDEifQ.c2lnbmF0dXJl
 	NextCursor *string `json:"next_cursor"`
 
-	// PreviousCursor Opaque cursor of the previous page; null on the first page, and always on change lists and the event log (they are read forward only).
+	// PreviousCursor Opaque cursor of the previous page; null on the first page (which is also a page reached through a cursor when every item before it was deleted since), and always on change lists and the event log (they are read forward only).
 	PreviousCursor *string `json:"previous_cursor"`
 
 	// ResumeCursor Only on change lists (`updated_since`) and the event log, on every page, the
