@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chargenet/chargenet"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -120,7 +121,9 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 // in an array has the array's path), or "" if there is none. body is a document the
 // schema check accepted: for anything else the answer is "", or a key that appears twice
 // as far as the text can be read. It reads body once, without decoding values; a key
-// written with escapes is compared as it decodes ("a" and "\u0061" are the same key).
+// written with escapes, or holding bytes that are not UTF-8, is compared as it decodes
+// ("a" and "\u0061" are the same key, and so are two keys whose invalid bytes decode to
+// U+FFFD at the same places).
 func duplicateKey(body []byte) (key, path string) {
 	const linearKeys = 16
 	var (
@@ -160,7 +163,7 @@ func duplicateKey(body []byte) (key, path string) {
 			}
 			if expectKey && len(stack) > 0 {
 				k := body[i+1 : j]
-				if escaped {
+				if escaped || !utf8.Valid(k) {
 					var s string
 					if json.Unmarshal(body[i:j+1], &s) != nil {
 						return "", ""

@@ -36,6 +36,8 @@ func TestDuplicateKey(t *testing.T) {
 		{"a value equal to a key", `{"a": "a", "b": "a"}`, "", ""},
 		{"empty key in the path", `{"": {"k": 1, "k": 2}}`, "k", ""},
 		{"empty keys", `{"": 1, "": 2}`, "", ""},
+		{"not UTF-8 in the path", "{\"\xdb\": {\"\": 0, \"\": 0}}", "", "\ufffd"},
+		{"not UTF-8: keys equal once decoded", "{\"a\xdb\": 1, \"a\xdc\": 2}", "a\ufffd", ""},
 		{"sixteen keys, no duplicate", many(15, "z"), "", ""},
 		{"beyond the linear keys", many(40, "k33"), "k33", ""},
 		{"the seventeenth repeats the first", many(16, "k0"), "k0", ""},
