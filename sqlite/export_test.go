@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,6 +65,19 @@ func (s *Store) ReadCacheProbeRefsForTest() int {
 	probes.mu.Lock()
 	defer probes.mu.Unlock()
 	return s.cache.probe.refs
+}
+
+// GateCacheSyncForTest makes every sync of the store's read cache wait, before it reads
+// the change positions, until gate is closed, and returns the number of syncs begun.
+// Call it before the store is read concurrently.
+func (s *Store) GateCacheSyncForTest(gate <-chan struct{}) *atomic.Int64 {
+	read, n := s.cache.changes, new(atomic.Int64)
+	s.cache.changes = func(ctx context.Context, after int64) (int64, int64, []int64, error) {
+		n.Add(1)
+		<-gate
+		return read(ctx, after)
+	}
+	return n
 }
 
 // SetCacheSyncLimitForTest makes a read-cache sync drop EVSEs one by one only up to n

@@ -90,27 +90,25 @@ func newReadCache(probe *walProbe, limit int, changes changeReader) *readCache {
 
 // view returns what a reader may serve and store now, first syncing the cache with the
 // commits made since the last sync; false when nothing may be served from or stored in
-// the cache now (no cache, the cache is off, the probe cannot vouch for the header,
-// another reader is syncing, the sync failed).
+// the cache now (no cache, the cache is off, the probe cannot vouch for the header, the
+// sync failed).
 func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 	if c == nil || c.limit.Load() == 0 {
 		return cacheView{}, false
 	}
-	v, ok := c.probe.version()
-	if !ok {
-		return cacheView{}, false
+	if view, ok, current := c.current(); current || !ok {
+		return view, ok
 	}
-	c.mu.Lock()
-	if c.synced && c.at == v {
-		view := cacheView{at: v, epoch: c.epoch}
-		c.mu.Unlock()
-		return view, true
-	}
-	c.mu.Unlock()
-	if !c.sync.TryLock() {
-		return cacheView{}, false // another reader is syncing: read the database meanwhile
-	}
+	// Readers that find the header moved wait for one sync (it reads a few rows) rather
+	// than each reading the database meanwhile; one that waited finds the cache synced by
+	// the reader before it, unless a commit came in between.
+	c.sync.Lock()
 	defer c.sync.Unlock()
+	view, ok, current := c.current()
+	if current || !ok {
+		return view, ok
+	}
+	v := view.at
 	c.mu.Lock()
 	synced, after := c.synced, c.seq
 	c.mu.Unlock()
@@ -146,6 +144,18 @@ func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 	}
 	c.at, c.gen, c.seq, c.synced = v, gen, last, true
 	return cacheView{at: v, epoch: c.epoch}, true
+}
+
+// current probes the header: ok is false when the probe cannot vouch for it, current
+// reports whether the cache is synced with it (then view may be served).
+func (c *readCache) current() (view cacheView, ok, current bool) {
+	v, ok := c.probe.version()
+	if !ok {
+		return cacheView{}, false, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return cacheView{at: v, epoch: c.epoch}, true, c.synced && c.at == v
 }
 
 // setLimit changes the bound and empties the cache; 0 turns it off.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -93,6 +94,46 @@ func TestReadCacheManyChanges(t *testing.T) {
 	doc, after := requireFresh(t, s, 1001)
 	assert.Equal(t, before+1, after, "the change is seen")
 	assert.Contains(t, string(doc), `"maxElectricPower":555`)
+}
+
+// TestReadCacheReadersWaitForOneSync holds a sync of the read cache after a commit and
+// sends more readers of a cached EVSE meanwhile: they wait for that sync instead of each
+// reading the database, and do not sync again after it.
+func TestReadCacheReadersWaitForOneSync(t *testing.T) {
+	s, _ := openDemo(t)
+	requireCacheOn(t, s)
+	ctx := t.Context()
+	keep, _ := requireFresh(t, s, 1002)
+	requireHit(t, s, 1002, keep, "read twice")
+	_, err := s.UpdateConnector(ctx, 1040, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(55.5)}, "", time.Now())
+	require.NoError(t, err)
+
+	gate := make(chan struct{})
+	syncs := s.GateCacheSyncForTest(gate)
+	h0, m0, _ := s.ReadCacheStatsForTest()
+	const readers = 5
+	var wg sync.WaitGroup
+	docs := make([][]byte, readers)
+	for i := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			doc, _, err := s.EVSEDoc(ctx, 1002)
+			assert.NoError(t, err)
+			docs[i] = doc
+		}()
+	}
+	// Readers that did not wait would be done long before the sync is let go.
+	time.Sleep(200 * time.Millisecond)
+	close(gate)
+	wg.Wait()
+	h1, m1, _ := s.ReadCacheStatsForTest()
+	assert.Equal(t, int64(1), syncs.Load(), "syncs after one commit")
+	assert.Equal(t, uint64(readers), h1-h0, "reads served from the cache")
+	assert.Zero(t, m1-m0, "reads sent to the database")
+	for i, doc := range docs {
+		assert.Equal(t, string(keep), string(doc), "reader %d", i)
+	}
 }
 
 // BenchmarkReadCacheUnderWrites reads 40 EVSEs and 20 location pages in turn, from
