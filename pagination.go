@@ -47,15 +47,18 @@ func NewCursorCodec(secret []byte) *CursorCodec {
 	return &CursorCodec{secret: slices.Clone(secret)}
 }
 
-// cursorPayload is the signed content of a cursor. K is null for "from the start".
-// Cursors of change lists and the event log also carry the change position (P, with K
-// its key; both absent for "from the start") and the filter they were issued with (F).
+// cursorPayload is the signed content of a cursor. K is null for "from the start". A
+// backward cursor with I set also takes its key's own item (the last of the page it
+// designates). Cursors of change lists and the event log also carry the change position
+// (P, with K its key; both absent for "from the start") and the filter they were issued
+// with (F).
 type cursorPayload struct {
-	List     string          `json:"l"`
-	Key      json.RawMessage `json:"k"`
-	Backward bool            `json:"b,omitempty"`
-	Pos      *uint64         `json:"p,omitempty"`
-	Filter   *string         `json:"f,omitempty"`
+	List      string          `json:"l"`
+	Key       json.RawMessage `json:"k"`
+	Backward  bool            `json:"b,omitempty"`
+	Inclusive bool            `json:"i,omitempty"`
+	Pos       *uint64         `json:"p,omitempty"`
+	Filter    *string         `json:"f,omitempty"`
 }
 
 var b64 = base64.RawURLEncoding
@@ -75,11 +78,17 @@ func (c *CursorCodec) sign(payload []byte) []byte {
 
 // encode returns the cursor for a position in list. key nil means the start.
 func (c *CursorCodec) encode(list string, key any, backward bool) string {
+	return c.encodeSeek(list, key, backward, false)
+}
+
+// encodeSeek is encode for a cursor that may also take its key's own item (inclusive,
+// backward cursors only).
+func (c *CursorCodec) encodeSeek(list string, key any, backward, inclusive bool) string {
 	raw := json.RawMessage("null")
 	if key != nil {
 		raw, _ = json.Marshal(key) // int64 and string keys always marshal
 	}
-	payload, _ := json.Marshal(cursorPayload{List: list, Key: raw, Backward: backward})
+	payload, _ := json.Marshal(cursorPayload{List: list, Key: raw, Backward: backward, Inclusive: inclusive && backward})
 	return b64.EncodeToString(payload) + "." + b64.EncodeToString(c.sign(payload))
 }
 
@@ -156,6 +165,7 @@ func Paginate[T any, K int64 | string](ctx context.Context, codec *CursorCodec, 
 			seek.HasKey = true
 		}
 		seek.Backward = p.Backward
+		seek.Inclusive = p.Inclusive && p.Backward && seek.HasKey
 	}
 	seek.Limit = limit + 1
 	// A forward page of a list whose items can be deleted is read from the cursor's own
@@ -194,11 +204,16 @@ func Paginate[T any, K int64 | string](ctx context.Context, codec *CursorCodec, 
 			page.HasMore = true
 			page.Next = codec.encode(list, key(&items[len(items)-1]), false)
 		}
-		if seek.HasKey && len(items) > 0 && (appendOnly[list] || keyThere) {
+		switch {
+		case seek.HasKey && len(items) > 0 && (appendOnly[list] || keyThere):
 			// The cursor's key is an item of this list, before this page, and it is
 			// still there: no need to look.
 			page.Previous = codec.encode(list, key(&items[0]), true)
-		} else if seek.HasKey { // reached through a cursor: there may be items before
+		case keyThere:
+			// An empty page after the cursor's own item (every item after it was
+			// deleted): the previous page ends with that item.
+			page.Previous = codec.encodeSeek(list, seek.Key, true, true)
+		case seek.HasKey: // reached through a cursor: there may be items before
 			boundary := seek.Key
 			if len(items) > 0 {
 				boundary = key(&items[0])

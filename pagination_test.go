@@ -130,6 +130,43 @@ func TestPaginateDeletedBeforeCursor(t *testing.T) {
 	}
 }
 
+// TestPaginateEmptyPageAfterCursorItem follows a next cursor of a list whose items can
+// be deleted after deleting every item after it: the empty page leads back to the items
+// before it, the cursor's own item included while it is there.
+func TestPaginateEmptyPageAfterCursorItem(t *testing.T) {
+	c := NewCursorCodec([]byte("secret-one-secret-one-secret-one"))
+	key := func(v *int64) int64 { return *v }
+	tests := []struct {
+		name     string
+		left     []int64 // of 1..6, after the first page [1 2]
+		previous []int64 // the previous page; nil: none
+	}{
+		{"the cursor's item and one before left", []int64{1, 2}, []int64{1, 2}},
+		{"only the cursor's item left", []int64{2}, []int64{2}},
+		{"the cursor's item deleted too", []int64{1}, []int64{1}},
+		{"every item deleted", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Paginate(context.Background(), c, ListLocations, c.encode(ListLocations, int64(2), false), 2, sliceReader(tt.left), key)
+			require.NoError(t, err)
+			assert.Empty(t, p.Items)
+			assert.False(t, p.HasMore)
+			if tt.previous == nil {
+				assert.Empty(t, p.Previous)
+				return
+			}
+			require.NotEmpty(t, p.Previous)
+			back, err := Paginate(context.Background(), c, ListLocations, p.Previous, 2, sliceReader(tt.left), key)
+			require.NoError(t, err)
+			assert.Equal(t, tt.previous, back.Items)
+			assert.False(t, back.HasMore, "nothing after the page before the empty one")
+			assert.Empty(t, back.Next)
+			assert.Empty(t, back.Previous, "the page before is the first")
+		})
+	}
+}
+
 // BenchmarkCursor measures signing and checking a cursor (HMAC-SHA256, base64url).
 func BenchmarkCursor(b *testing.B) {
 	c := NewCursorCodec([]byte("bench-secret-bench-secret-bench-secret"))

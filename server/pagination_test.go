@@ -160,6 +160,30 @@ func TestPaginationDeleteBeforeCursor(t *testing.T) {
 	}
 }
 
+// TestPaginationDeleteAfterCursor deletes every location after a next cursor's item:
+// the cursor's page is empty and leads back to the page before it, that item included.
+func TestPaginationDeleteAfterCursor(t *testing.T) {
+	v := newEnv(t, true)
+	require.NoError(t, v.store.Import(context.Background(), locations(6)))
+	p := decode[gen.LocationPage](t, v.do(http.MethodGet, "/v1/locations?limit=2", ""))
+	require.NotNil(t, p.Pagination.NextCursor)
+	for _, id := range []string{"L00002", "L00003", "L00004", "L00005"} {
+		rec := v.do(http.MethodDelete, "/v1/locations/"+id, "")
+		require.Equal(t, 200, rec.Code, rec.Body.String())
+	}
+	next := decode[gen.LocationPage](t, v.do(http.MethodGet, "/v1/locations?limit=2&cursor="+url.QueryEscape(*p.Pagination.NextCursor), ""))
+	assert.Empty(t, next.Data)
+	assert.False(t, next.Pagination.HasMore)
+	require.NotNil(t, next.Pagination.PreviousCursor, "the cursor's item and the one before are left")
+	back := decode[gen.LocationPage](t, v.do(http.MethodGet, "/v1/locations?limit=2&cursor="+url.QueryEscape(*next.Pagination.PreviousCursor), ""))
+	require.Len(t, back.Data, 2)
+	assert.Equal(t, "L00000", back.Data[0].Id)
+	assert.Equal(t, "L00001", back.Data[1].Id)
+	assert.Nil(t, back.Pagination.PreviousCursor)
+	assert.Nil(t, back.Pagination.NextCursor)
+	assert.False(t, back.Pagination.HasMore)
+}
+
 func TestPaginationBadInput(t *testing.T) {
 	v := newEnv(t, false)
 	evsePage := decode[gen.EvsePage](t, v.do(http.MethodGet, "/v2/evses?limit=5", ""))
