@@ -133,9 +133,9 @@ wrk_pair() {
 		printf "%.2f\t%.3f\t%.3f\t%d", x[1] + y[1], (x[2] > y[2] ? x[2] : y[2]), (x[3] > y[3] ? x[3] : y[3]), x[4] + y[4] }')"
 }
 
-# wrk_mixed NAME TARGET ROUND BASE PATH SCRIPT STORE: the reads of wrk_run while the
-# writer sends WRITE_RATE writes/s (PATCHes and status notifications) to the same
-# server; the writer's figures go to $WRITES. Around it, the same reads alone, as target
+# wrk_mixed NAME TARGET ROUND BASE PATH SCRIPT STORE [KIND]: the reads of wrk_run while
+# the writer sends WRITE_RATE writes/s (PATCHes and status notifications; KIND reads: as
+# many GETs of EVSEs instead) to the same server; the writer's figures go to $WRITES. Around it, the same reads alone, as target
 # TARGET_ro: half of it right before and half right after (each half DURATION / 2,
 # rounded up), recorded as one run with their mean, so that each round gives a ratio of
 # neighbouring runs in which a steady drift of the machine's speed cancels.
@@ -145,7 +145,7 @@ wrk_mixed() {
 	before=$(mktemp) after=$(mktemp)
 	RAW=$before wrk_run "$1" "$2_ro" "$3" "$4$5" "$6" "$CONNS" "$half"
 	wout=$(mktemp)
-	"$OUT/bin/tool" writer "$4" "$BENCH_KEY" "${INGEST[$7]}" "$WRITE_RATE" "$(awk -v d="${DURATION%s}" 'BEGIN {print d + 1}')s" >"$wout" &
+	"$OUT/bin/tool" writer "$4" "$BENCH_KEY" "${INGEST[$7]}" "$WRITE_RATE" "$(awk -v d="${DURATION%s}" 'BEGIN {print d + 1}')s" "${8:-writes}" >"$wout" &
 	local wp=$!
 	sleep 0.5
 	wrk_run "$1" "$2" "$3" "$4$5" "$6" "$CONNS" "$DURATION"
@@ -164,12 +164,13 @@ wrk_mixed() {
 
 # Each endpoint: name, path, wrk script, targets. Targets: ceiling, full (SQLite, read
 # cache on), uncached (SQLite, cache off), prism, pg (one PostgreSQL replica), pg2 (two
-# replicas, the load split across both), full_w and pg_w (the reads beside the writer).
+# replicas, the load split across both), full_w and pg_w (the reads beside the writer),
+# full_r (the reads beside the writer sending GETs: what the requests' arrival costs).
 endpoints=(
 	"event_types|/emsp/v1/webhooks/event_types|get.lua|ceiling full prism"
-	"locations|/v1/locations?limit=25|get.lua|ceiling full uncached prism pg pg2 full_w uncached_w pg_w"
+	"locations|/v1/locations?limit=25|get.lua|ceiling full uncached prism pg pg2 full_w full_r uncached_w pg_w"
 	"locations_deep|/v1/locations?limit=25&cursor=$DEEP_CURSOR|get.lua|ceiling full uncached prism pg"
-	"evse|/v2/evses/1002|get.lua|ceiling full uncached prism pg pg2 full_w uncached_w pg_w"
+	"evse|/v2/evses/1002|get.lua|ceiling full uncached prism pg pg2 full_w full_r uncached_w pg_w"
 	"evse_spread|/v2/evses/1002|get-spread.lua|full uncached pg"
 	"patch|/v2/evses/1002/connectors/1|patch.lua|ceiling full pg"
 	"patch_spread|/v2/evses/1002/connectors/1|patch-spread.lua|full pg pg2"
@@ -180,7 +181,7 @@ for ((r = 1; r <= MIXED_ROUNDS; r++)); do
 	for e in "${endpoints[@]}"; do
 		IFS='|' read -r name path script targets <<<"$e"
 		for t in $targets; do
-			((r > ROUNDS)) && [[ $t != *_w ]] && continue
+			((r > ROUNDS)) && [[ $t != *_w && $t != *_r ]] && continue
 			case $t in
 			ceiling) wrk_run "$name" ceiling "$r" "$CEIL$path" "$script" "$CONNS" "$DURATION" ;;
 			full)
@@ -204,6 +205,7 @@ for ((r = 1; r <= MIXED_ROUNDS; r++)); do
 				BENCH_INGEST_KEY=${INGEST[pg]} CPU_PIDS=$PGA_PID CPU_PG=1 wrk_run "$name" pg "$r" "$PGA$path" "$script" "$CONNS" "$DURATION" ;;
 			pg2) BENCH_INGEST_KEY=${INGEST[pg]} wrk_pair "$name" pg2 "$r" "$PGA" "$PGB" "$path" "$script" ;;
 			full_w) wrk_mixed "$name" full_w "$r" "$FULL" "$path" "$script" sqlite ;;
+			full_r) wrk_mixed "$name" full_r "$r" "$FULL" "$path" "$script" sqlite reads ;;
 			uncached_w) wrk_mixed "$name" uncached_w "$r" "$UNCACHED" "$path" "$script" sqlite ;;
 			pg_w) wrk_mixed "$name" pg_w "$r" "$PGA" "$path" "$script" pg ;;
 			esac

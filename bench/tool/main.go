@@ -9,9 +9,10 @@
 //	tool port                         prints a free TCP port on 127.0.0.1
 //	tool events URL KEY LIMIT         pages through the whole event log and prints events,
 //	                                  pages, seconds and events per second
-//	tool writer URL KEY INGEST_KEY RATE DURATION
+//	tool writer URL KEY INGEST_KEY RATE DURATION [writes|reads]
 //	                                  sends the mixed workload's steady write stream (PATCHes
-//	                                  and status notifications) and prints what it achieved
+//	                                  and status notifications; reads: GETs of EVSEs on the
+//	                                  same schedule) and prints what it achieved
 //	tool report RAW RSS CONNS DURATION ROUNDS DEEP [WRITES WRITE_RATE]
 //	                                  prints bench/run.sh's results tables (markdown)
 //	tool scale-report RAW RSS IMPORT DBSIZE N [PG_IMPORT PG_DBSIZE PG_RSS PG_VACUUM]

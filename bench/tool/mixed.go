@@ -21,7 +21,9 @@ const writers = 64
 
 // writer is the steady write stream of the mixed workload: rate writes per second for
 // duration, alternately a PATCH of connector 1 of one of the 40 demo EVSEs and a status
-// notification of connector 1 of one of the 20 demo charge boxes, each drawn at random,
+// notification of connector 1 of one of the 20 demo charge boxes, each drawn at random
+// (with reads set, a GET of one of the 40 demo EVSEs instead: the same stream of
+// requests without any write, to measure what their arrival alone costs the reads),
 // sent at the times a fixed schedule gives over 64 connections, each taking every 64th
 // write (a write whose connection still waits for an answer is late, not dropped: the
 // connection catches up). It prints what it achieved: writes, rate, non-2xx answers and
@@ -33,7 +35,7 @@ const writers = 64
 // of two cores at 1,000 writes/s; this costs a fraction of that. For the same reason it
 // runs its goroutines on one thread (GOMAXPROCS 1): they mostly wait, and a second
 // thread woken for each answer cost 82–96 µs of CPU per write here instead of 64–66.
-func writer(base, key, ingestKey string, rate int, duration time.Duration) error {
+func writer(base, key, ingestKey string, rate int, duration time.Duration, reads bool) error {
 	if rate <= 0 {
 		return fmt.Errorf("rate %d must be positive", rate)
 	}
@@ -85,7 +87,7 @@ func writer(base, key, ingestKey string, rate int, duration time.Duration) error
 					c = nc
 				}
 				sent := time.Now()
-				status, err := c.do(writeRequest(u.Host, key, ingestKey, n))
+				status, err := c.do(writeRequest(u.Host, key, ingestKey, n, reads))
 				if err != nil {
 					failed.Add(1)
 					_ = c.conn.Close()
@@ -172,8 +174,11 @@ func (c *rawConn) do(req []byte) (int, error) {
 }
 
 // writeRequest returns write n of the stream for host: even n a PATCH, odd n a status
-// notification.
-func writeRequest(host, key, ingestKey string, n int) []byte {
+// notification; with reads, a GET of an EVSE.
+func writeRequest(host, key, ingestKey string, n int, reads bool) []byte {
+	if reads {
+		return fmt.Appendf(nil, "GET /v2/evses/%d HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", 1001+rand.IntN(40), host, key)
+	}
 	var method, path, auth, body string
 	if n%2 == 0 {
 		method, path, auth = "PATCH", fmt.Sprintf("/v2/evses/%d/connectors/1", 1001+rand.IntN(40)), key
@@ -189,8 +194,18 @@ func writeRequest(host, key, ingestKey string, n int) []byte {
 
 // writerArgs parses the arguments of tool writer.
 func writerArgs(args []string) error {
-	if len(args) != 5 {
-		return fmt.Errorf("usage: tool writer URL KEY INGEST_KEY RATE DURATION")
+	if len(args) != 5 && len(args) != 6 {
+		return fmt.Errorf("usage: tool writer URL KEY INGEST_KEY RATE DURATION [writes|reads]")
+	}
+	reads := false
+	if len(args) == 6 {
+		switch args[5] {
+		case "writes":
+		case "reads":
+			reads = true
+		default:
+			return fmt.Errorf("KIND %q: want writes or reads", args[5])
+		}
 	}
 	rate, err := strconv.Atoi(args[3])
 	if err != nil {
@@ -203,5 +218,5 @@ func writerArgs(args []string) error {
 	if os.Getenv("BENCH_DEBUG") != "" {
 		fmt.Fprintf(os.Stderr, "writer: %s at %d/s for %s\n", args[0], rate, d)
 	}
-	return writer(args[0], args[1], args[2], rate, d)
+	return writer(args[0], args[1], args[2], rate, d, reads)
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestPairedRatios checks that each round's ratio divides the figures of that round, in
@@ -67,4 +71,29 @@ func TestDepthTableBeside(t *testing.T) {
 	assert.Contains(t, out, "| 0 | – | 1.500 | 0.000 | 1.00 (1.00–1.00) |\n| 10000 | – | 1.150 | 0.000 | 1.15 (1.10–1.20) |\n"+
 		"| 999975 | – | 2.150 | 0.000 | 1.08 (1.05–1.10) |")
 	assert.Contains(t, out, "median of the rounds' ratios: 1.08 (goal ≤ 1.2); the ratio of the medians: 1.43.")
+}
+
+// TestMixedTableBesideGETs checks that the reads beside the writer's GETs get their own
+// rows, held to no goal, while the reads beside its writes are held to 85 %.
+func TestMixedTableBesideGETs(t *testing.T) {
+	dir := t.TempDir()
+	raw, writes := filepath.Join(dir, "raw.tsv"), filepath.Join(dir, "writes.tsv")
+	var r, wr strings.Builder
+	for round := 1; round <= 3; round++ {
+		for _, ep := range []string{"evse", "locations"} {
+			fmt.Fprintf(&r, "%s\tfull_w_ro\t%d\t1000\t1\t2\t0\t0\t0\n", ep, round)
+			fmt.Fprintf(&r, "%s\tfull_w\t%d\t800\t1\t2\t0\t0\t0\n", ep, round)
+			fmt.Fprintf(&r, "%s\tfull_r_ro\t%d\t1000\t1\t2\t0\t0\t0\n", ep, round)
+			fmt.Fprintf(&r, "%s\tfull_r\t%d\t900\t1\t2\t0\t0\t0\n", ep, round)
+			fmt.Fprintf(&wr, "%s\tfull_w\t%d\t5000\t998\t0\t0\t5\t20\n", ep, round)
+			fmt.Fprintf(&wr, "%s\tfull_r\t%d\t5000\t999\t0\t0\t1\t3\n", ep, round)
+		}
+	}
+	require.NoError(t, os.WriteFile(raw, []byte(r.String()), 0o600))
+	require.NoError(t, os.WriteFile(writes, []byte(wr.String()), 0o600))
+	var out strings.Builder
+	require.NoError(t, scaleOutReport(&out, raw, writes, "32", "1000"))
+	assert.Contains(t, out.String(), "| SQLite, read cache on | GET EVSE | 1000 (1000–1000) | 800 (800–800) | 80 %, 80 %, 80 % | 80 % | ≥ 85 % (missed) | 80 % | 998 | 20.00 | 0 |")
+	assert.Contains(t, out.String(), "| SQLite, read cache on, beside GETs | GET EVSE | 1000 (1000–1000) | 900 (900–900) | 90 %, 90 %, 90 % | 90 % | – | 90 % | 999 | 3.00 | 0 |")
+	assert.Contains(t, out.String(), "| SQLite, read cache on, beside GETs | GET locations, first page |")
 }
