@@ -158,7 +158,12 @@ func seekQuery[K int64 | string](selectFrom, key string, seek chargenet.Seek[K])
 // With the limit written in, the generic plan is estimated as the custom one is,
 // chosen after five executions of the prepared statement, and a read costs the same
 // with or without a key. A client uses a few page sizes, so there are few statements.
+//
+// A string key holding NUL, which text cannot hold, is read as withoutNUL maps it.
 func filteredSeek[K int64 | string](selectFrom, filter, key string, filterArgs []any, seek chargenet.Seek[K]) (string, []any) {
+	if s, ok := any(seek).(chargenet.Seek[string]); ok {
+		seek = any(withoutNUL(s)).(chargenet.Seek[K])
+	}
 	cmp, dir := ">", "ASC"
 	if seek.Backward {
 		cmp, dir = "<", "DESC"

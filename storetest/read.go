@@ -138,6 +138,9 @@ func testListSeek(t *testing.T, open Opener) {
 		{"at an absent key", chargenet.Seek[string]{Key: "LOC-0005x", HasKey: true, Inclusive: true, Limit: 2}, []string{"LOC-0006", "LOC-0007"}},
 		{"at a key backward", chargenet.Seek[string]{Key: "LOC-0002", HasKey: true, Inclusive: true, Backward: true, Limit: 5}, []string{"LOC-0002", "LOC-0001"}},
 		{"at the last", chargenet.Seek[string]{Key: "LOC-0120", HasKey: true, Inclusive: true, Limit: 2}, []string{"LOC-0120"}},
+		{"after a key holding NUL", chargenet.Seek[string]{Key: "LOC-0002\x00x", HasKey: true, Limit: 2}, []string{"LOC-0003", "LOC-0004"}},
+		{"before a key holding NUL", chargenet.Seek[string]{Key: "LOC-0002\x00", HasKey: true, Backward: true, Limit: 5}, []string{"LOC-0002", "LOC-0001"}},
+		{"at a key holding NUL", chargenet.Seek[string]{Key: "LOC-0002\x00", HasKey: true, Inclusive: true, Limit: 1}, []string{"LOC-0003"}},
 	}
 	byID := map[string]chargenet.Location{}
 	for _, l := range locs {
