@@ -111,7 +111,7 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 	if seek.Limit <= 0 {
 		return []chargenet.LocationDoc{}, nil
 	}
-	shared, _, err := s.locationDocs.get(ctx, withoutNUL(seek))
+	shared, _, err := s.locationDocs.get(ctx, seek)
 	if err != nil {
 		return nil, s.wrap(op, err)
 	}
