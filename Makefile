@@ -79,7 +79,7 @@ go-test: tools-npm prometheus-tools ## go test -race over every package (Postgre
 bench: ## load benchmark: full stack vs a bare Echo ceiling vs Prism mock (wrk); writes bench/results.md
 	bench/run.sh
 
-bench-compare: ## the write rows of make bench for two trees (OLD=commit NEW=commit or .), interleaved rounds, ratios; PG=1 adds PostgreSQL
+bench-compare: ## reads, reads under writes and writes of make bench for two trees (OLD=commit NEW=commit or .), interleaved rounds, ratios; PG=1 adds PostgreSQL
 	bench/compare.sh
 
 bench-eventlog: ## fill the event log with PATCHes, then page through it with limit 100: events per second (PG=1 adds PostgreSQL)
