@@ -13,6 +13,7 @@ export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 OASDIFF_VERSION := v1.33.0
 GOLANGCI_VERSION := v2.15.0
 RELEASED_SPEC := openapi/released/2.13.0.yaml
+OCPI_RELEASED_SPEC := openapi/released/ocpi-2.2.1/1.0.0.yaml
 DEV_KEY ?= dev-key-change-me-0123456789
 ADDR ?= 127.0.0.1:8080
 
@@ -32,7 +33,7 @@ run: build ## run the service on embedded SQLite (data/chargenet.db) with the de
 	@echo "           -d '{\"maxElectricPower\": 300}' http://$(ADDR)/v2/evses/1002/connectors/1"
 	CHARGENET_API_KEYS=$(DEV_KEY) ./bin/chargenet serve --demo --addr $(ADDR)
 
-generate: ## regenerate gen/ from openapi/openapi.yaml
+generate: ## regenerate gen/ from the contracts in openapi/
 	$(GO) generate ./...
 
 check-generated: generate ## fail if gen/ differs from what the contract generates
@@ -63,13 +64,14 @@ lint: $(BIN)/golangci-lint ## gofmt, go vet, golangci-lint
 	$(GO) vet ./...
 	golangci-lint run ./...
 
-lint-spec: tools-npm ## Redocly lint (recommended ruleset): 0 errors, 0 warnings
-	tools/node_modules/.bin/redocly lint --config openapi/redocly.yaml --max-problems 100 openapi/openapi.yaml 2>&1 | tee $(TOOLS)/lint-spec.log
+lint-spec: tools-npm ## Redocly lint (recommended ruleset) of both contracts: 0 errors, 0 warnings
+	tools/node_modules/.bin/redocly lint --config openapi/redocly.yaml --max-problems 100 openapi/openapi.yaml openapi/ocpi-2.2.1.yaml 2>&1 | tee $(TOOLS)/lint-spec.log
 	@if grep -Eq '[0-9]+ (warning|error)s?' $(TOOLS)/lint-spec.log; then echo "lint-spec: problems found" >&2; exit 1; fi
 
-breaking: $(BIN)/oasdiff ## fail on any breaking change against the released contract
+breaking: $(BIN)/oasdiff ## fail on any breaking change against the released contracts
 	oasdiff breaking --fail-on WARN $(RELEASED_SPEC) openapi/openapi.yaml
-	@scripts/breaking-selftest.sh $(RELEASED_SPEC)
+	oasdiff breaking --fail-on WARN $(OCPI_RELEASED_SPEC) openapi/ocpi-2.2.1.yaml
+	@scripts/breaking-selftest.sh $(RELEASED_SPEC) $(OCPI_RELEASED_SPEC)
 
 go-test: tools-npm prometheus-tools ## go test -race over every package (PostgreSQL suites against a throw-away cluster; the webhook proof uses tools/node_modules; the metrics proof and alert rule tests use Prometheus)
 	env=$$(scripts/pg-test-cluster.sh start) && eval "$$env"; \

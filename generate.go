@@ -9,3 +9,9 @@ package chargenet
 //go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen --config=openapi/codegen/server.yaml openapi/openapi.yaml
 //go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen --config=openapi/codegen/client.yaml openapi/openapi.yaml
 //go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen --config=openapi/codegen/spec.yaml openapi/openapi.yaml
+
+// The OCPI 2.2.1 contract, openapi/ocpi-2.2.1.yaml, becomes package ocpi in gen/ocpi.
+//go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen --config=openapi/codegen/ocpi-types.yaml openapi/ocpi-2.2.1.yaml
+//go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen --config=openapi/codegen/ocpi-server.yaml openapi/ocpi-2.2.1.yaml
+//go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen --config=openapi/codegen/ocpi-client.yaml openapi/ocpi-2.2.1.yaml
+//go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen --config=openapi/codegen/ocpi-spec.yaml openapi/ocpi-2.2.1.yaml

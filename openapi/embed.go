@@ -1,5 +1,6 @@
-// Package openapi embeds the contract, openapi.yaml, as written by its designers, so the
-// binary can serve it at /openapi.yaml and tests can read it.
+// Package openapi embeds the contracts as written by their designers: openapi.yaml, the
+// Charging Network Integration API, and ocpi-2.2.1.yaml, the OCPI 2.2.1 CPO interface, so
+// the binary can serve them and tests can read them.
 package openapi
 
 import _ "embed"
@@ -8,3 +9,8 @@ import _ "embed"
 //
 //go:embed openapi.yaml
 var Spec []byte
+
+// OCPISpec is the OCPI 2.2.1 contract, byte for byte as in openapi/ocpi-2.2.1.yaml.
+//
+//go:embed ocpi-2.2.1.yaml
+var OCPISpec []byte
