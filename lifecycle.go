@@ -8,7 +8,7 @@ import (
 )
 
 // operatorTransitions lists, for each EVSE status, the statuses the operator may set
-// (PATCH /v2/evses/{uid}). REMOVED is terminal. The README and the contract show the
+// (PATCH /v2/evses/{uid}). REMOVED is terminal. docs/inventory.md and the contract show the
 // same table.
 var operatorTransitions = map[EvseStatus][]EvseStatus{
 	StatusPlanned:     {StatusAvailable, StatusReserved, StatusCharging, StatusBlocked, StatusOutOfOrder, StatusInoperative, StatusUnknown, StatusRemoved},

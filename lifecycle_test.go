@@ -11,7 +11,7 @@ import (
 )
 
 // TestOperatorTransitions checks every pair of statuses against the table the contract
-// and the README show.
+// and docs/inventory.md show.
 func TestOperatorTransitions(t *testing.T) {
 	all := []chargenet.EvseStatus{chargenet.StatusAvailable, chargenet.StatusReserved, chargenet.StatusCharging, chargenet.StatusBlocked,
 		chargenet.StatusOutOfOrder, chargenet.StatusInoperative, chargenet.StatusPlanned, chargenet.StatusRemoved, chargenet.StatusUnknown}

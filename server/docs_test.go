@@ -235,6 +235,7 @@ func TestDocsUnknownFiles(t *testing.T) {
 		"/docs/nope.js",
 		"/docs/assets/",
 		"/docs/assets/README.md", // in the repository, not embedded
+		"/docs/operating.md",     // a guide beside the page, not embedded
 		"/docs/docs.go",
 		"/docs/assets/../docs.go",
 		"/docs/assets/%2e%2e/docs.go",

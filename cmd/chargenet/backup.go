@@ -14,7 +14,7 @@ import (
 
 // backup is `chargenet backup --database sqlite:PATH OUT`: a consistent copy of the
 // SQLite database taken online (sqlite.Backup), checked with PRAGMA integrity_check.
-// PostgreSQL has its own tools (pg_dump, pg_basebackup): see the README.
+// PostgreSQL has its own tools (pg_dump, pg_basebackup): see docs/operating.md.
 func backup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, fs, err := parse("backup", args, getenv, stderr, false, nil)
 	if err != nil {
