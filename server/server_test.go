@@ -66,6 +66,13 @@ func newEnvWithSecret(t *testing.T, store chargenet.Store, secret string) *env {
 // checks the exchange against the contract.
 func (v *env) do(method, path, body string, headers ...string) *httptest.ResponseRecorder {
 	v.t.Helper()
+	_, rec := v.exchange(method, path, body, headers...)
+	return rec
+}
+
+// exchange is do that also returns the request it sent.
+func (v *env) exchange(method, path, body string, headers ...string) (*http.Request, *httptest.ResponseRecorder) {
+	v.t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -81,7 +88,7 @@ func (v *env) do(method, path, body string, headers ...string) *httptest.Respons
 	rec := httptest.NewRecorder()
 	v.e.ServeHTTP(rec, req)
 	apitest.Check(v.t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-	return rec
+	return req, rec
 }
 
 func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
