@@ -65,6 +65,7 @@ lint: $(BIN)/golangci-lint ## gofmt, go vet, golangci-lint
 	golangci-lint run ./...
 
 lint-spec: tools-npm ## Redocly lint (recommended ruleset) of both contracts: 0 errors, 0 warnings
+	@mkdir -p $(TOOLS)
 	tools/node_modules/.bin/redocly lint --config openapi/redocly.yaml --max-problems 100 openapi/openapi.yaml openapi/ocpi-2.2.1.yaml 2>&1 | tee $(TOOLS)/lint-spec.log
 	@if grep -Eq '[0-9]+ (warning|error)s?' $(TOOLS)/lint-spec.log; then echo "lint-spec: problems found" >&2; exit 1; fi
 
