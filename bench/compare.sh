@@ -14,7 +14,8 @@
 #
 #   OLD=c0ae642 NEW=. ROUNDS=5 DURATION=5s CONNS=32 ROWS="patch patch_spread status" PG=1 bench/compare.sh
 #
-# SERVE_ARGS adds flags to both servers (for example --read-cache-mb 0).
+# SERVE_ARGS adds flags to both servers (for example --read-cache-mb 0). STORES=pg (with
+# PG=1) measures only PostgreSQL.
 #
 # OLD and NEW are commits (built from `git archive`) or "." for the working tree.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -25,6 +26,7 @@ DURATION=${DURATION:-5s}
 CONNS=${CONNS:-32}
 ROWS=${ROWS:-evse locations evse_w locations_w patch patch_spread status}
 PG=${PG:-0}
+ONLY=${STORES:-}
 WRITE_RATE=${WRITE_RATE:-1000}
 SERVE_ARGS=${SERVE_ARGS:-}
 need_wrk
@@ -75,6 +77,7 @@ if [[ $PG == 1 ]]; then
 	done
 	STORES="sqlite pg"
 fi
+[[ -n $ONLY ]] && STORES=$ONLY
 
 declare -A PATHS=([evse]=/v2/evses/1002 [locations]=/v1/locations?limit=25 [evse_w]=/v2/evses/1002
 	[locations_w]=/v1/locations?limit=25 [patch]=/v2/evses/1002/connectors/1
