@@ -162,17 +162,17 @@ func IdempotencyKeyInUse(key string) error {
 	return Errorf(ErrConflict, CodeIdempotencyKeyInUse, "Idempotency-Key", "Idempotency-Key %q is used by another request", key)
 }
 
-// LocationDocs is implemented by stores that keep each location's contract JSON
-// (LocationJSON) up to date beside its row: a page of locations is then read as stored
-// bytes and sent without decoding and encoding each location.
+// LocationDocs is implemented by stores that answer a page of locations as each one's
+// contract JSON (LocationJSON), kept beside its row or in a cache: the page is then sent
+// without decoding and encoding each location.
 type LocationDocs interface {
 	// ListLocationDocs reads one keyset slice of locations ordered by ID, like
 	// Store.ListLocations, as their JSON.
 	ListLocationDocs(ctx context.Context, seek Seek[string]) ([]LocationDoc, error)
 }
 
-// EVSEDocs is implemented by stores that keep each EVSE's contract JSON (EVSEJSON) up
-// to date beside its row, written in the transaction of every change.
+// EVSEDocs is implemented by stores that answer an EVSE as its contract JSON (EVSEJSON),
+// kept beside its row or in a cache.
 type EVSEDocs interface {
 	// EVSEDoc returns the EVSE's JSON and its Version, read in one snapshot.
 	// ErrNotFound if there is none.

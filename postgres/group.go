@@ -172,9 +172,10 @@ type groupTx struct {
 	conn *pgxpool.Conn
 }
 
-// Commit sends, in one round trip, the writes of the changed EVSEs and connectors (one
-// statement each), the events and their fan-out (one statement each), the notification
-// of the listening replicas when a delivery was queued, and COMMIT.
+// Commit sends, in one round trip, the writes of the changed EVSEs (each with its JSON,
+// chargenet.EVSEJSON) and connectors (one statement each), the events and their fan-out
+// (one statement each), the notification of the listening replicas when a delivery was
+// queued, and COMMIT.
 func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, events []chargenet.Event) (bool, error) {
 	var b pgx.Batch
 	if len(changes) > 0 {
@@ -185,7 +186,12 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 		var c connectorColumnsOf
 		for i, ch := range changes {
 			e := ch.EVSE
-			uids[i], versions[i], statuses[i], docs[i] = e.UID, e.Version, string(e.Status), string(ch.Doc)
+			doc, err := chargenet.EVSEJSON(e)
+			if err != nil {
+				t.Rollback()
+				return false, err
+			}
+			uids[i], versions[i], statuses[i], docs[i] = e.UID, e.Version, string(e.Status), string(doc)
 			statusAt[i], updated[i] = nullTime(e.StatusReportedAt), stamp(e.LastUpdated)
 			for id, f := range ch.Connectors {
 				if conn := e.Connector(id); conn != nil {

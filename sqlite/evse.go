@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -265,11 +264,10 @@ func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, pat
 	return op.EVSE, nil
 }
 
-// EVSEDoc returns the EVSE's stored contract JSON (chargenet.EVSEJSON) and its Version,
-// read in one statement. An EVSE whose JSON is missing or was written for another
-// version (a row changed by a program that does not keep it) is read and encoded
-// instead. If there is no EVSE with this uid it returns an ErrNotFound
-// *chargenet.Error with Param "uid"; other errors are wrapped driver errors.
+// EVSEDoc returns the EVSE's contract JSON (chargenet.EVSEJSON) and its Version: the
+// EVSE read in one statement (see EVSE) and encoded. If there is no EVSE with this uid
+// it returns an ErrNotFound *chargenet.Error with Param "uid"; other errors are wrapped
+// driver errors.
 //
 // The answer may come from the read cache (see SetReadCacheSize) while nothing has been
 // committed since it was read. The returned JSON must not be modified.
@@ -280,72 +278,19 @@ func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 			return e.doc, e.version, nil
 		}
 	}
-	doc, version, err := s.readEVSEDoc(ctx, uid)
-	if err == nil && cacheable {
-		s.cache.putEVSE(at, uid, evseDocEntry{doc: doc, version: version})
-	}
-	return doc, version, err
-}
-
-// readEVSEDoc is EVSEDoc without the cache. The JSON's capacity is its length.
-func (s *Store) readEVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
-	var doc sql.NullString
-	var version int64
-	err := s.evseDoc.QueryRowContext(ctx, uid).Scan(&doc, &version)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, 0, evseNotFound(uid)
-	}
-	if err != nil {
-		return nil, 0, wrap("evse doc", err)
-	}
-	if doc.Valid {
-		return clip([]byte(doc.String)), version, nil
-	}
 	e, err := s.EVSE(ctx, uid)
 	if err != nil {
 		return nil, 0, err
 	}
-	b, err := chargenet.EVSEJSON(e)
-	return clip(b), e.Version, wrap("evse doc", err)
-}
-
-// fillEVSEDocs writes the JSON of every EVSE that has none or has one of another
-// version (rows written before the column existed, or by a program that does not keep
-// it), a thousand per transaction. Errors are wrapped driver errors.
-func (s *Store) fillEVSEDocs(ctx context.Context) error {
-	for {
-		n := 0
-		err := s.writeTx(ctx, func(tx *sql.Tx) error {
-			rows, err := tx.QueryContext(ctx, `WITH todo AS (SELECT uid FROM evses WHERE doc IS NULL OR doc_version IS NOT version `+
-				`ORDER BY uid LIMIT 1000) `+
-				`SELECT `+evseRowColumns+` FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid `+
-				`WHERE e.uid IN (SELECT uid FROM todo) ORDER BY e.uid, c.id`)
-			if err != nil {
-				return err
-			}
-			evses, err := scanEVSEs(rows, 1000)
-			if err != nil {
-				return err
-			}
-			for i := range evses {
-				doc, err := chargenet.EVSEJSON(&evses[i])
-				if err != nil {
-					return err
-				}
-				if _, err := tx.ExecContext(ctx, `UPDATE evses SET doc = ?, doc_version = version WHERE uid = ?`, string(doc), evses[i].UID); err != nil {
-					return err
-				}
-			}
-			n = len(evses)
-			return nil
-		})
-		if err != nil {
-			return wrap("filling EVSE docs", err)
-		}
-		if n == 0 {
-			return nil
-		}
+	doc, err := chargenet.EVSEJSON(e)
+	if err != nil {
+		return nil, 0, wrap("evse doc", err)
 	}
+	doc = clip(doc)
+	if cacheable {
+		s.cache.putEVSE(at, uid, evseDocEntry{doc: doc, version: e.Version})
+	}
+	return doc, e.Version, nil
 }
 
 var _ chargenet.EVSEDocs = (*Store)(nil)

@@ -30,26 +30,6 @@ func (s *Store) CountForTest(ctx context.Context, table string) (n int, err erro
 	return n, err
 }
 
-// ClearLocationDocsForTest removes the stored JSON of every location, as a database of
-// an earlier version has none.
-func (s *Store) ClearLocationDocsForTest(ctx context.Context) error {
-	_, err := s.write.ExecContext(ctx, `UPDATE locations SET doc = NULL`)
-	return err
-}
-
-// ClearEVSEDocsForTest removes the stored JSON of every EVSE.
-func (s *Store) ClearEVSEDocsForTest(ctx context.Context) error {
-	_, err := s.write.ExecContext(ctx, `UPDATE evses SET doc = NULL`)
-	return err
-}
-
-// ChangeEVSEWithoutDocForTest changes an EVSE the way a program that does not keep
-// docs would: status and version, doc untouched.
-func (s *Store) ChangeEVSEWithoutDocForTest(ctx context.Context, uid int64, status string) error {
-	_, err := s.write.ExecContext(ctx, `UPDATE evses SET status = ?, version = version + 1 WHERE uid = ?`, status, uid)
-	return err
-}
-
 // ReadCacheStatsForTest returns the read cache's hits and misses so far, and whether the
 // store has a read cache.
 func (s *Store) ReadCacheStatsForTest() (hits, misses uint64, on bool) {

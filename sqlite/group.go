@@ -24,7 +24,7 @@ const (
 		`WHERE e.chargebox_id = ? ORDER BY e.uid, c.id`
 	statusTimesQuery = `SELECT e.uid, e.status_at, e.operator_hold, c.id, c.status_at FROM evses e ` +
 		`LEFT JOIN connectors c ON c.evse_uid = e.uid WHERE e.chargebox_id = ?`
-	setStatusQuery          = `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`
+	setStatusQuery          = `UPDATE evses SET status = ?, status_at = ?, version = ?, last_updated = ? WHERE uid = ?`
 	setConnectorStatusQuery = `UPDATE connectors SET error_code = ?, error_info = ?, error_vendor_code = ?, ` +
 		`status_at = ? WHERE evse_uid = ? AND id = ?`
 	// writeStateQuery reads what tells the writer connection whether the database
@@ -267,9 +267,9 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 		}
 		var err error
 		if ch.Status {
-			_, err = tx.StmtContext(ctx, s.g.setStatus).ExecContext(ctx, string(e.Status), nullTime(e.StatusReportedAt), e.Version, formatTime(e.LastUpdated), string(ch.Doc), e.Version, e.UID)
+			_, err = tx.StmtContext(ctx, s.g.setStatus).ExecContext(ctx, string(e.Status), nullTime(e.StatusReportedAt), e.Version, formatTime(e.LastUpdated), e.UID)
 		} else {
-			_, err = tx.StmtContext(ctx, s.setVersion).ExecContext(ctx, e.Version, formatTime(e.LastUpdated), string(ch.Doc), e.Version, e.UID)
+			_, err = tx.StmtContext(ctx, s.setVersion).ExecContext(ctx, e.Version, formatTime(e.LastUpdated), e.UID)
 		}
 		if err != nil {
 			return t.fail(err)

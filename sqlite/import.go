@@ -1,11 +1,9 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 
 	"github.com/chargenet/chargenet"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -36,21 +34,14 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 	// a goroutine per statement; the loops check ctx every checkEvery rows instead, and
 	// database/sql rolls the transaction back as soon as ctx ends.
 	rowCtx := context.WithoutCancel(ctx)
-	// A new location's EVSEs are those of this import (an EVSE that exists already
-	// cannot point at a location that does not); each is stored with its JSON.
-	uids := make(map[string][]int64, len(inv.Locations))
 	inImport := make(map[string]bool, len(inv.Locations))
 	for i := range inv.Locations {
 		inImport[inv.Locations[i].ID] = true
 	}
 	touched := map[string]bool{} // existing locations that gain EVSEs
 	for i := range inv.EVSEs {
-		if id := inv.EVSEs[i].LocationID; id != "" {
-			if inImport[id] {
-				uids[id] = append(uids[id], inv.EVSEs[i].UID)
-			} else {
-				touched[id] = true
-			}
+		if id := inv.EVSEs[i].LocationID; id != "" && !inImport[id] {
+			touched[id] = true
 		}
 	}
 	// An existing location must not be deleted: the first EVSE naming a deleted one is
@@ -74,15 +65,9 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 		if i%checkEvery == 0 && ctx.Err() != nil {
 			return wrap(op, ctx.Err())
 		}
-		l := inv.Locations[i]
-		l.EvseUIDs = uids[l.ID]
-		slices.Sort(l.EvseUIDs)
-		doc, err := chargenet.LocationJSON(&l)
-		if err != nil {
-			return wrap(op, fmt.Errorf("locations[%d]: %w", i, err))
-		}
-		_, err = insLoc.ExecContext(rowCtx, l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country,
-			l.Latitude, l.Longitude, l.TimeZone, formatTime(l.LastUpdated), string(doc))
+		l := &inv.Locations[i]
+		_, err := insLoc.ExecContext(rowCtx, l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country,
+			l.Latitude, l.Longitude, l.TimeZone, formatTime(l.LastUpdated))
 		if err != nil {
 			if constraintCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
 				return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, fmt.Sprintf("locations[%d].id", i),
@@ -100,14 +85,7 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 		}
 		e := &inv.EVSEs[i]
 		locID := sql.NullString{String: e.LocationID, Valid: e.LocationID != ""}
-		sorted := *e // as it will be read: connectors in ascending id
-		sorted.Connectors = slices.Clone(e.Connectors)
-		slices.SortFunc(sorted.Connectors, func(a, b chargenet.Connector) int { return cmp.Compare(a.ID, b.ID) })
-		doc, err := chargenet.EVSEJSON(&sorted)
-		if err != nil {
-			return wrap(op, fmt.Errorf("evses[%d]: %w", i, err))
-		}
-		_, err = insEVSE.ExecContext(rowCtx, e.UID, e.EvseID, e.ChargeboxID, locID, string(e.Status), formatTime(e.LastUpdated), string(doc))
+		_, err := insEVSE.ExecContext(rowCtx, e.UID, e.EvseID, e.ChargeboxID, locID, string(e.Status), formatTime(e.LastUpdated))
 		if err != nil {
 			switch constraintCode(err) {
 			case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
@@ -140,22 +118,6 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 			if _, err := insConn.ExecContext(rowCtx, e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType),
 				c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted); err != nil {
 				return wrap(op, fmt.Errorf("evses[%d].connectors[%d]: %w", i, j, err))
-			}
-		}
-	}
-	// Existing locations that gained EVSEs: their JSON lists the new uids too.
-	for id := range touched {
-		rows, err := tx.QueryContext(ctx, locationByIDQuery, id)
-		if err != nil {
-			return wrap(op, err)
-		}
-		locs, err := scanLocations(rows, 1)
-		if err != nil {
-			return wrap(op, err)
-		}
-		for i := range locs {
-			if err := setLocationDoc(ctx, tx, &locs[i]); err != nil {
-				return wrap(op, err)
 			}
 		}
 	}

@@ -13,8 +13,8 @@ import (
 )
 
 // CreateEVSE stores e (checked by chargenet.EVSE.PrepareNew) with the next uid, its
-// connectors, its JSON, its evse.created event, its location's new JSON and last update,
-// and idem's answer, in one write transaction (see chargenet.Store for the errors).
+// connectors, its evse.created event, its location's last update, and idem's answer, in
+// one write transaction (see chargenet.Store for the errors).
 func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
 	const op = "create evse"
 	out := e.Clone()
@@ -28,13 +28,9 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(uid), 0) + 1 FROM evses`).Scan(&out.UID); err != nil {
 			return err
 		}
-		doc, err := chargenet.EVSEJSON(out)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO evses (`+evseColumns+`, operator_hold, doc, doc_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO evses (`+evseColumns+`, operator_hold) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			out.UID, out.EvseID, out.ChargeboxID, out.LocationID, string(out.Status), formatTime(out.LastUpdated), out.Version,
-			out.OperatorHold, string(doc), out.Version); err != nil {
+			out.OperatorHold); err != nil {
 			if constraintCode(err) == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
 				return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, "evseId", "an EVSE with evseId %q already exists", out.EvseID)
 			}
@@ -99,14 +95,10 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 				return err
 			}
 		}
-		doc, err := chargenet.EVSEJSON(e)
-		if err != nil {
-			return err
-		}
 		if _, err := tx.ExecContext(ctx, `UPDATE evses SET evse_id = ?, chargebox_id = ?, location_id = ?, status = ?, operator_hold = ?, `+
-			`version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`,
+			`version = ?, last_updated = ? WHERE uid = ?`,
 			e.EvseID, e.ChargeboxID, e.LocationID, string(e.Status), e.OperatorHold, e.Version, formatTime(e.LastUpdated),
-			string(doc), e.Version, e.UID); err != nil {
+			e.UID); err != nil {
 			return err
 		}
 		if err := upsertConnectors(ctx, tx, e); err != nil {
@@ -216,20 +208,14 @@ func checkLocation(ctx context.Context, tx *sql.Tx, param, id string) error {
 	return nil
 }
 
-// touchLocation sets the last update of location id to now and rewrites its JSON (its
-// EVSEs changed). An empty id does nothing.
+// touchLocation sets the last update of location id to now (its EVSEs changed). An
+// empty id does nothing.
 func touchLocation(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
 	if id == "" {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE locations SET last_updated = ? WHERE id = ?`, formatTime(now), id); err != nil {
-		return err
-	}
-	l, err := locationIn(ctx, tx, id)
-	if err != nil || l == nil {
-		return err
-	}
-	return setLocationDoc(ctx, tx, l)
+	_, err := tx.ExecContext(ctx, `UPDATE locations SET last_updated = ? WHERE id = ?`, formatTime(now), id)
+	return err
 }
 
 // locationIn reads location id in tx; nil when there is none.
@@ -262,12 +248,8 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 		switch {
 		case old == nil:
 			created = true
-			doc, err := chargenet.LocationJSON(&next)
-			if err != nil {
-				return err
-			}
 			if _, err := tx.StmtContext(ctx, s.insertLocation).ExecContext(ctx, next.ID, next.Name, next.Address, next.City, next.PostalCode,
-				next.Country, next.Latitude, next.Longitude, next.TimeZone, formatTime(next.LastUpdated), string(doc)); err != nil {
+				next.Country, next.Latitude, next.Longitude, next.TimeZone, formatTime(next.LastUpdated)); err != nil {
 				return err
 			}
 		case old.DeletedAt != nil:
@@ -278,14 +260,10 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 		default:
 			typ = chargenet.EventLocationUpdated
 			next.EvseUIDs = old.EvseUIDs
-			doc, err := chargenet.LocationJSON(&next)
-			if err != nil {
-				return err
-			}
 			if _, err := tx.ExecContext(ctx, `UPDATE locations SET name = ?, address = ?, city = ?, postal_code = ?, country = ?, `+
-				`latitude = ?, longitude = ?, time_zone = ?, last_updated = ?, doc = ? WHERE id = ?`,
+				`latitude = ?, longitude = ?, time_zone = ?, last_updated = ? WHERE id = ?`,
 				next.Name, next.Address, next.City, next.PostalCode, next.Country, next.Latitude, next.Longitude, next.TimeZone,
-				formatTime(next.LastUpdated), string(doc), next.ID); err != nil {
+				formatTime(next.LastUpdated), next.ID); err != nil {
 				return err
 			}
 		}
@@ -340,12 +318,8 @@ func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*
 		}
 		at := now.UTC()
 		l.DeletedAt, l.LastUpdated = &at, at
-		doc, err := chargenet.LocationJSON(l)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE locations SET deleted_at = ?, last_updated = ?, doc = ? WHERE id = ?`,
-			formatTime(at), formatTime(at), string(doc), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE locations SET deleted_at = ?, last_updated = ? WHERE id = ?`,
+			formatTime(at), formatTime(at), id); err != nil {
 			return err
 		}
 		ev, err := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, l, now)

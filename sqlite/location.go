@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -128,16 +127,9 @@ func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) 
 	return locs, wrap("list locations", err)
 }
 
-// listLocationDocsQuery is listLocationsQuery for the stored JSON of each location.
-func listLocationDocsQuery(backward bool, mode keyMode) string {
-	where, dir := keyset("id", "deleted_at IS NULL", backward, mode)
-	return `SELECT id, doc FROM locations ` + where + `ORDER BY id ` + dir + ` LIMIT ?`
-}
-
 // ListLocationDocs reads one keyset slice of locations (see ListLocations) as their
-// stored contract JSON (chargenet.LocationJSON), without decoding them. A location
-// written by an older version without its JSON is read and encoded instead. Errors are
-// wrapped driver or context errors.
+// contract JSON (chargenet.LocationJSON): the locations read in one statement and
+// encoded. Errors are wrapped driver or context errors.
 //
 // The answer may come from the read cache (see SetReadCacheSize) while nothing has been
 // committed since it was read. The returned JSON must not be modified.
@@ -151,98 +143,22 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 			return docs, nil
 		}
 	}
-	docs, err := s.readLocationDocs(ctx, seek)
-	if err == nil && cacheable {
+	locs, err := s.ListLocations(ctx, seek)
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]chargenet.LocationDoc, len(locs))
+	for i := range locs {
+		doc, err := chargenet.LocationJSON(&locs[i])
+		if err != nil {
+			return nil, wrap("list location docs", err)
+		}
+		docs[i] = chargenet.LocationDoc{ID: locs[i].ID, JSON: clip(doc)}
+	}
+	if cacheable {
 		s.cache.putPage(at, seek, docs)
 	}
-	return docs, err
-}
-
-// readLocationDocs is ListLocationDocs without the cache. Each JSON's capacity is its
-// length.
-func (s *Store) readLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
-	const op = "list location docs"
-	rows, err := seekRows(ctx, &s.locationDocs, seek)
-	if err != nil {
-		return nil, wrap(op, err)
-	}
-	out := make([]chargenet.LocationDoc, 0, min(seek.Limit, 1000))
-	var missing []int
-	for rows.Next() {
-		var d chargenet.LocationDoc
-		var doc sql.RawBytes
-		if err := rows.Scan(&d.ID, &doc); err != nil {
-			_ = rows.Close()
-			return nil, wrap(op, err)
-		}
-		if doc == nil {
-			missing = append(missing, len(out))
-		} else {
-			d.JSON = clip(append([]byte(nil), doc...))
-		}
-		out = append(out, d)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, wrap(op, err)
-	}
-	for _, i := range missing {
-		l, err := s.Location(ctx, out[i].ID)
-		if err != nil {
-			return nil, err
-		}
-		if out[i].JSON, err = chargenet.LocationJSON(l); err != nil {
-			return nil, wrap(op, err)
-		}
-		out[i].JSON = clip(out[i].JSON)
-	}
-	return out, nil
-}
-
-// fillLocationDocs writes the JSON of every location that has none (rows written
-// before the column existed), a thousand per transaction. Errors are wrapped driver
-// errors.
-func (s *Store) fillLocationDocs(ctx context.Context) error {
-	for {
-		n, err := s.fillSomeLocationDocs(ctx, 1000)
-		if err != nil {
-			return wrap("filling location docs", err)
-		}
-		if n == 0 {
-			return nil
-		}
-	}
-}
-
-func (s *Store) fillSomeLocationDocs(ctx context.Context, limit int) (int, error) {
-	n := 0
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+locationRowColumns+` FROM locations l WHERE l.doc IS NULL LIMIT ?`, limit)
-		if err != nil {
-			return err
-		}
-		locs, err := scanLocations(rows, limit)
-		if err != nil {
-			return err
-		}
-		for i := range locs {
-			if err := setLocationDoc(ctx, tx, &locs[i]); err != nil {
-				return err
-			}
-		}
-		n = len(locs)
-		return nil
-	})
-	return n, err
-}
-
-// setLocationDoc stores the JSON of l.
-func setLocationDoc(ctx context.Context, tx *sql.Tx, l *chargenet.Location) error {
-	doc, err := chargenet.LocationJSON(l)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE locations SET doc = ? WHERE id = ?`, string(doc), l.ID)
-	return err
+	return docs, nil
 }
 
 var _ chargenet.LocationDocs = (*Store)(nil)

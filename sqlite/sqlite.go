@@ -56,11 +56,9 @@ type Store struct {
 
 	// Read statements, prepared on read.
 	evse         *sql.Stmt
-	evseDoc      *sql.Stmt
 	evses        [2][3]*sql.Stmt // [backward][keyMode]
 	location     *sql.Stmt
 	locations    [2][3]*sql.Stmt // [backward][keyMode]
-	locationDocs [2][3]*sql.Stmt // [backward][keyMode]
 	apiKeyByHash *sql.Stmt
 	changes      *sql.Stmt          // the change positions, for the read cache
 	changeList   [2][2][2]*sql.Stmt // change lists: [locations][hasPos][since]
@@ -152,14 +150,6 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.read.SetMaxIdleConns(n)
 	}
 	if err := s.migrateWhenFree(ctx); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	if err := s.fillEVSEDocs(ctx); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	if err := s.fillLocationDocs(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -365,7 +355,6 @@ func (s *Store) prepare(ctx context.Context) error {
 		return st
 	}
 	s.evse = p(s.read, evseByUIDQuery)
-	s.evseDoc = p(s.read, `SELECT CASE WHEN doc_version = version THEN doc END, version FROM evses WHERE uid = ?`)
 	s.location = p(s.read, locationByIDQuery)
 	s.changes = p(s.read, changesQuery)
 	s.apiKeyByHash = p(s.read, `SELECT name, hash, scope, created_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL`)
@@ -373,7 +362,6 @@ func (s *Store) prepare(ctx context.Context) error {
 		for _, mode := range []keyMode{noKey, pastKey, atKey} {
 			s.evses[b2i(backward)][mode] = p(s.read, listEVSEsQuery(backward, mode))
 			s.locations[b2i(backward)][mode] = p(s.read, listLocationsQuery(backward, mode))
-			s.locationDocs[b2i(backward)][mode] = p(s.read, listLocationDocsQuery(backward, mode))
 		}
 	}
 	for _, hasPos := range []bool{false, true} {
@@ -384,12 +372,12 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 
 	s.evseForUpdate = p(s.write, evseByUIDQuery)
-	s.setVersion = p(s.write, `UPDATE evses SET version = ?, last_updated = ?, doc = ?, doc_version = ? WHERE uid = ?`)
+	s.setVersion = p(s.write, `UPDATE evses SET version = ?, last_updated = ? WHERE uid = ?`)
 	for mask := 1; mask < len(s.patch); mask++ {
 		s.patch[mask] = p(s.write, patchQuery(mask))
 	}
-	s.insertLocation = p(s.write, `INSERT INTO locations (`+locationColumns+`, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	s.insertEVSE = p(s.write, `INSERT INTO evses (`+evseColumns+`, doc, doc_version) VALUES (?, ?, ?, ?, ?, ?, 1, ?, 1)`)
+	s.insertLocation = p(s.write, `INSERT INTO locations (`+locationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	s.insertEVSE = p(s.write, `INSERT INTO evses (`+evseColumns+`) VALUES (?, ?, ?, ?, ?, ?, 1)`)
 	s.insertConnector = p(s.write, `INSERT INTO connectors (`+connectorColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	s.insertAPIKey = p(s.write, `INSERT INTO api_keys (name, hash, scope, created_at) VALUES (?, ?, ?, ?)`)
 	s.apiKeyNameTaken = p(s.write, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE name = ?)`)

@@ -486,22 +486,22 @@ func TestEventsKeptAfterDelivery(t *testing.T) {
 	assert.Equal(t, 4, count("events"), "given up: the event stays in the log")
 }
 
-// TestLocationDocs checks that the stored JSON of every location is what
-// chargenet.LocationJSON makes of the location as read, after an import that adds
-// EVSEs to existing locations, and after reopening a database whose rows have none.
+// TestLocationDocs checks that ListLocationDocs answers, byte for byte, what
+// chargenet.LocationJSON makes of each location as read, after an import that adds EVSEs
+// to an existing location: with the read cache (a miss, then a hit) and without it.
 func TestLocationDocs(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "docs.db")
 	ctx := t.Context()
-	s, err := sqlite.Open(ctx, path)
-	require.NoError(t, err)
+	s := MustOpenDB(t)
 	inv := chargenet.DemoInventory(time.Now())
 	require.NoError(t, s.Import(ctx, inv))
 	extra := inv.EVSEs[0]
 	extra.UID, extra.EvseID, extra.LocationID = 9001, "DE*CNT*E9001*1", "LOC-0007"
 	require.NoError(t, s.Import(ctx, &chargenet.Inventory{EVSEs: []chargenet.EVSE{extra}}))
+	l, err := s.Location(ctx, "LOC-0007")
+	require.NoError(t, err)
+	assert.Contains(t, l.EvseUIDs, int64(9001))
 
-	check := func(s *sqlite.Store) {
-		t.Helper()
+	check := func(t *testing.T) {
 		docs, err := s.ListLocationDocs(ctx, chargenet.Seek[string]{Limit: 1000})
 		require.NoError(t, err)
 		locs, err := s.ListLocations(ctx, chargenet.Seek[string]{Limit: 1000})
@@ -511,41 +511,33 @@ func TestLocationDocs(t *testing.T) {
 			want, err := chargenet.LocationJSON(&locs[i])
 			require.NoError(t, err)
 			assert.Equal(t, locs[i].ID, docs[i].ID)
-			assert.JSONEq(t, string(want), string(docs[i].JSON), locs[i].ID)
+			assert.Equal(t, string(want), string(docs[i].JSON), locs[i].ID)
 		}
 		back, err := s.ListLocationDocs(ctx, chargenet.Seek[string]{Key: "LOC-0010", HasKey: true, Backward: true, Limit: 2})
 		require.NoError(t, err)
 		require.Len(t, back, 2)
 		assert.Equal(t, []string{"LOC-0009", "LOC-0008"}, []string{back[0].ID, back[1].ID})
+		none, err := s.ListLocationDocs(ctx, chargenet.Seek[string]{Limit: 0})
+		require.NoError(t, err)
+		assert.NotNil(t, none)
+		assert.Empty(t, none)
 	}
-	check(s)
-	l, err := s.Location(ctx, "LOC-0007")
-	require.NoError(t, err)
-	assert.Contains(t, l.EvseUIDs, int64(9001))
-
-	require.NoError(t, s.ClearLocationDocsForTest(ctx))
-	n, err := s.CountForTest(ctx, "locations WHERE doc IS NULL")
-	require.NoError(t, err)
-	require.Equal(t, 120, n)
-	check(s) // read and encoded on the fly
-	require.NoError(t, s.Close())
-	s, err = sqlite.Open(ctx, path) // fills them in
-	require.NoError(t, err)
-	defer s.Close()
-	n, err = s.CountForTest(ctx, "locations WHERE doc IS NULL")
-	require.NoError(t, err)
-	assert.Zero(t, n, "Open filled them in")
-	check(s)
+	t.Run("cached", func(t *testing.T) {
+		check(t)
+		check(t)
+	})
+	t.Run("uncached", func(t *testing.T) {
+		s.SetReadCacheSize(0)
+		check(t)
+	})
 }
 
-// TestEVSEDocs checks that the stored JSON of an EVSE is what chargenet.EVSEJSON makes
+// TestEVSEDocs checks that EVSEDoc answers, byte for byte, what chargenet.EVSEJSON makes
 // of the EVSE as read, after import (connectors given out of order), updates and status
-// notifications, and after reopening a database whose rows have none.
+// notifications: with the read cache (a miss, then a hit) and without it.
 func TestEVSEDocs(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "docs.db")
 	ctx := t.Context()
-	s, err := sqlite.Open(ctx, path)
-	require.NoError(t, err)
+	s := MustOpenDB(t)
 	inv := chargenet.DemoInventory(time.Now())
 	slices.Reverse(inv.EVSEs[3].Connectors) // 1004: 4, 3, 2, 1
 	require.NoError(t, s.Import(ctx, inv))
@@ -562,8 +554,7 @@ func TestEVSEDocs(t *testing.T) {
 		ErrorCode: "GroundFailure", Info: "i", Timestamp: time.Now()}, time.Now())
 	require.NoError(t, err)
 
-	check := func(s *sqlite.Store) {
-		t.Helper()
+	check := func(t *testing.T) {
 		for uid := int64(1001); uid <= 1040; uid++ {
 			e, err := s.EVSE(ctx, uid)
 			require.NoError(t, err)
@@ -572,43 +563,78 @@ func TestEVSEDocs(t *testing.T) {
 			doc, version, err := s.EVSEDoc(ctx, uid)
 			require.NoError(t, err)
 			assert.Equal(t, string(want), string(doc), "EVSE %d", uid)
+			assert.Equal(t, len(doc), cap(doc), "EVSE %d: appending copies", uid)
 			assert.Equal(t, e.Version, version)
 		}
 		_, _, err := s.EVSEDoc(ctx, 999999)
 		assert.ErrorIs(t, err, chargenet.ErrNotFound)
+		doc, _, err := s.EVSEDoc(ctx, 1002)
+		require.NoError(t, err)
+		assert.Contains(t, string(doc), `"maxVoltage":777`)
+		doc, _, err = s.EVSEDoc(ctx, 1004)
+		require.NoError(t, err)
+		assert.Contains(t, string(doc), `"status":"OUTOFORDER"`)
 	}
-	check(s)
-	doc, _, err = s.EVSEDoc(ctx, 1002)
-	require.NoError(t, err)
-	assert.Contains(t, string(doc), `"maxVoltage":777`)
-	doc, _, err = s.EVSEDoc(ctx, 1004)
-	require.NoError(t, err)
-	assert.Contains(t, string(doc), `"status":"OUTOFORDER"`)
+	t.Run("cached", func(t *testing.T) {
+		check(t)
+		check(t)
+	})
+	t.Run("uncached", func(t *testing.T) {
+		s.SetReadCacheSize(0)
+		check(t)
+	})
+}
 
-	require.NoError(t, s.ChangeEVSEWithoutDocForTest(ctx, 1005, "PLANNED"))
-	check(s) // the doc of another version is not used
-	doc, _, err = s.EVSEDoc(ctx, 1005)
+// TestDropDocsMigration migrates a database written before migration 0017, whose rows
+// carry their stored JSON (one of them out of date): the columns and their indexes are
+// gone, the rows are intact, and reads answer what the rows say.
+func TestDropDocsMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02T15:04:05.000000000Z07:00")
+	require.NoError(t, sqlite.MigrateBeforeForTest(ctx, path, "0017",
+		`INSERT INTO locations (id, name, address, city, postal_code, country, latitude, longitude, time_zone, last_updated, doc) `+
+			`VALUES ('LOC-1', 'One', 'Street 1', 'Town', '12345', 'DEU', 52.5, 13.25, 'Europe/Berlin', '`+at+`', '{"stale":true}')`,
+		`INSERT INTO evses (uid, evse_id, chargebox_id, location_id, status, last_updated, version, doc, doc_version) `+
+			`VALUES (1, 'DE*CNT*E1*1', 501, 'LOC-1', 'AVAILABLE', '`+at+`', 2, '{"stale":true}', 1)`,
+		`INSERT INTO connectors (evse_uid, id, standard, format, power_type, max_electric_power, max_amperage, max_voltage) `+
+			`VALUES (1, 1, 'IEC_62196_T2', 'SOCKET', 'AC_3_PHASE', 22, 32, 400)`,
+	))
+	s := mustOpen(t, path)
+	for _, q := range []string{
+		`pragma_table_info('locations') WHERE name = 'doc'`,
+		`pragma_table_info('evses') WHERE name IN ('doc', 'doc_version')`,
+		`sqlite_schema WHERE name IN ('locations_without_doc', 'evses_stale_doc')`,
+	} {
+		n, err := s.CountForTest(ctx, q)
+		require.NoError(t, err)
+		assert.Zero(t, n, q)
+	}
+
+	e, err := s.EVSE(ctx, 1)
 	require.NoError(t, err)
-	assert.Contains(t, string(doc), `"status":"PLANNED"`)
-	require.NoError(t, s.ClearEVSEDocsForTest(ctx))
-	check(s) // read and encoded on the fly
-	require.NoError(t, s.Close())
-	s, err = sqlite.Open(ctx, path) // fills them in
+	assert.Equal(t, int64(2), e.Version)
+	require.Len(t, e.Connectors, 1)
+	want, err := chargenet.EVSEJSON(e)
 	require.NoError(t, err)
-	defer s.Close()
-	n, err := s.CountForTest(ctx, "evses WHERE doc IS NULL")
+	doc, version, err := s.EVSEDoc(ctx, 1)
 	require.NoError(t, err)
-	assert.Zero(t, n, "Open filled them in")
-	check(s)
-	require.NoError(t, s.ChangeEVSEWithoutDocForTest(ctx, 1006, "REMOVED"))
-	require.NoError(t, s.Close())
-	s, err = sqlite.Open(ctx, path) // rewrites the stale one
+	assert.Equal(t, string(want), string(doc))
+	assert.Equal(t, int64(2), version)
+
+	l, err := s.Location(ctx, "LOC-1")
 	require.NoError(t, err)
-	defer s.Close()
-	n, err = s.CountForTest(ctx, "evses WHERE doc_version IS NOT version")
+	assert.Equal(t, []int64{1}, l.EvseUIDs)
+	wantLoc, err := chargenet.LocationJSON(l)
 	require.NoError(t, err)
-	assert.Zero(t, n, "Open rewrote the doc of another version")
-	check(s)
+	docs, err := s.ListLocationDocs(ctx, chargenet.Seek[string]{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, docs, 1)
+	assert.Equal(t, string(wantLoc), string(docs[0].JSON))
+
+	updated, err := s.UpdateConnector(ctx, 1, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), updated.Version)
 }
 
 // BenchmarkCreateEVSE measures POST /v2/evses in the store: the EVSE, its connector, its

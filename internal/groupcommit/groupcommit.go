@@ -101,13 +101,11 @@ type Loaded struct {
 // Change is one EVSE a group changed, as the group left it.
 type Change struct {
 	EVSE *chargenet.EVSE
-	// Doc is the EVSE's contract JSON (chargenet.EVSEJSON).
-	Doc []byte
 	// Connectors maps the ID of each connector the group changed to its changed fields
 	// (Field bits).
 	Connectors map[int64]int
 	// Status reports whether a notification changed the EVSE's status or status time;
-	// otherwise only its version, last update and Doc changed.
+	// otherwise only its version and last update changed.
 	Status bool
 }
 
@@ -126,8 +124,8 @@ type Store interface {
 
 // Tx is a group's transaction.
 type Tx interface {
-	// Commit writes every change (the EVSE's status, status time, version, last update
-	// and Doc; of each connector listed, the fields listed), records events in the log
+	// Commit writes every change (the EVSE's status, status time, version and last
+	// update; of each connector listed, the fields listed), records events in the log
 	// (each queued for the webhooks subscribed to its type) and commits. It reports
 	// whether a delivery was queued. On error nothing is committed.
 	Commit(ctx context.Context, changes []Change, events []chargenet.Event) (queued bool, err error)
@@ -380,12 +378,7 @@ func (q *Queue) try(ops []*Op) error {
 	}
 	changes := make([]Change, len(g.order))
 	for i, ch := range g.order {
-		doc, err := chargenet.EVSEJSON(ch.e)
-		if err != nil {
-			tx.Rollback()
-			return err
-		}
-		changes[i] = Change{EVSE: ch.e, Doc: doc, Connectors: ch.fields, Status: ch.status}
+		changes[i] = Change{EVSE: ch.e, Connectors: ch.fields, Status: ch.status}
 	}
 	queued, err := tx.Commit(ctx, changes, g.events)
 	if err != nil {

@@ -231,9 +231,6 @@ func TestStatusInGroup(t *testing.T) {
 	assert.Equal(t, chargenet.StatusAvailable, patch.EVSE.Status)
 	assert.Equal(t, []chargenet.StatusChange{{UID: 1, Status: chargenet.StatusOutOfOrder, Previous: chargenet.StatusAvailable, Version: 3}},
 		note.Result.EVSEs)
-	doc, err := chargenet.EVSEJSON(ch.EVSE)
-	require.NoError(t, err)
-	assert.Equal(t, string(doc), string(ch.Doc))
 }
 
 // TestStatusWritesReachedConnectors checks that a notification lists for writing only the
