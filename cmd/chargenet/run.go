@@ -106,11 +106,11 @@ func openStore(ctx context.Context, cfg *config) (chargenet.Store, error) {
 }
 
 // newLogger returns the JSON logger writing to w, which must be safe for concurrent
-// use (see quickJSONHandler).
+// use.
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level)) // validated by config.Validate; "" is info
-	return slog.New(newQuickJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
 // gcPercent and gcMemoryLimit are serve's garbage collector settings when the
