@@ -9,6 +9,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,7 +31,7 @@ type changeChecker struct {
 
 func evseDoc(t *testing.T, e *chargenet.EVSE) string {
 	t.Helper()
-	b, err := chargenet.EVSEJSON(e)
+	b, err := wire.EncodeEVSE(e)
 	require.NoError(t, err)
 	return string(b)
 }
@@ -56,6 +57,7 @@ func (c *changeChecker) check(name string, before, after []*chargenet.EVSE, even
 		PreviousLocationID string `json:"previousLocationId"`
 	}
 	var names []named
+	require.NoError(t, wire.EncodeEvents(events), name)
 	for _, ev := range events {
 		var n named
 		require.NoError(t, json.Unmarshal(ev.Data, &n), "%s: %s", name, ev.Type)

@@ -3,6 +3,7 @@ package chargenet
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -33,6 +34,9 @@ type Event struct {
 	ID   string    // "evt_" + 26 characters (NewID); the webhook-id of every delivery
 	Type string    // one of the Event* constants
 	Time time.Time // when the change was committed
+	// Payload is what the event says, as the domain made it; nil on an event read back
+	// from the log. A store encodes it into Data when it writes the event.
+	Payload EventPayload
 	// Data is the payload in the type's latest version, as JSON; Render derives the
 	// other versions from it.
 	Data json.RawMessage
@@ -125,127 +129,112 @@ func (e *Event) RenderData(version string) (json.RawMessage, error) {
 	return data, nil
 }
 
-// evseData are the fields every EVSE event's data starts with.
-type evseData struct {
-	UID         int64  `json:"uid"`
-	EvseID      string `json:"evseId"`
-	ChargeboxID int64  `json:"chargeboxId"`
-	LocationID  string `json:"locationId,omitempty"`
-	Version     int64  `json:"version"`
+// EventPayload is what an event says, as the domain made it: one of EVSEPayload,
+// ConnectorPayload, StatusPayload, LocationPayload and PingPayload. A store encodes it
+// into the event's Data (package internal/wire) when it writes the event.
+type EventPayload interface{ eventPayload() }
+
+// EVSEPayload is the data of evse.created, evse.removed and evse.updated: the EVSE as
+// it is after the change, and the location it left (evse.updated only, "" when it
+// did not move).
+type EVSEPayload struct {
+	EVSE               EVSE
+	PreviousLocationID string
 }
 
-func newEVSEData(e *EVSE) evseData {
-	return evseData{UID: e.UID, EvseID: e.EvseID, ChargeboxID: e.ChargeboxID, LocationID: e.LocationID, Version: e.Version}
+// ConnectorPayload is the data of evse.connector.updated, .created and .deleted: the
+// EVSE as it is after the change, and the connector changed.
+type ConnectorPayload struct {
+	EVSE        EVSE
+	ConnectorID int64
+}
+
+// StatusPayload is the data of evse.status.changed: the EVSE as it is after the change,
+// its status before, who changed it (SourceChargebox or SourceOperator), when, and the
+// charge box's notification (nil for the operator's change).
+type StatusPayload struct {
+	EVSE         EVSE
+	Previous     EvseStatus
+	Source       string
+	ReportedAt   time.Time
+	Notification *StatusNotification
+}
+
+// LocationPayload is the data of location.created, .updated and .deleted: the location
+// as it is after the change.
+type LocationPayload struct{ Location Location }
+
+// PingPayload is the data of webhook.ping: the webhook tested and its URL.
+type PingPayload struct{ WebhookID, URL string }
+
+func (EVSEPayload) eventPayload()      {}
+func (ConnectorPayload) eventPayload() {}
+func (StatusPayload) eventPayload()    {}
+func (LocationPayload) eventPayload()  {}
+func (PingPayload) eventPayload()      {}
+
+// newEvent returns an event of type typ at now saying p.
+func newEvent(typ string, p EventPayload, now time.Time) Event {
+	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Payload: p}
 }
 
 // NewConnectorUpdatedEvent returns the evse.connector.updated event of connector
-// connectorID of e, as e is after the update (its Version already incremented). The
-// data is the contract's ConnectorUpdatedData.
+// connectorID of e, as e is after the update (its Version already incremented).
 func NewConnectorUpdatedEvent(e *EVSE, connectorID int64, now time.Time) (Event, error) {
 	return newConnectorEvent(EventConnectorUpdated, e, connectorID, now)
 }
 
 // newConnectorEvent returns the event of type typ (evse.connector.updated, .created or
-// .deleted) of connector connectorID of e, as e is after the change.
+// .deleted) of connector connectorID of e, as e is after the change. It returns an error
+// when e has no such connector.
 func newConnectorEvent(typ string, e *EVSE, connectorID int64, now time.Time) (Event, error) {
-	c := e.Connector(connectorID)
-	if c == nil {
+	if e.Connector(connectorID) == nil {
 		return Event{}, fmt.Errorf("connector %d of EVSE %d not found", connectorID, e.UID)
 	}
-	data, err := json.Marshal(struct {
-		evseData
-		Connector connectorJSON `json:"connector"`
-	}{newEVSEData(e), newConnectorJSON(c)})
-	if err != nil {
-		return Event{}, err
-	}
-	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Data: data}, nil
+	return newEvent(typ, ConnectorPayload{EVSE: *e.Clone(), ConnectorID: connectorID}, now), nil
 }
 
 // NewStatusChangedEvent returns the evse.status.changed event of e, as e is after the
-// change, caused by notification n. The data is the contract's StatusChangedData.
-func NewStatusChangedEvent(e *EVSE, previous EvseStatus, n *StatusNotification, now time.Time) (Event, error) {
-	data, err := json.Marshal(struct {
-		evseData
-		Status          EvseStatus `json:"status"`
-		PreviousStatus  EvseStatus `json:"previousStatus"`
-		OCPPConnectorID int        `json:"ocppConnectorId"`
-		OCPPStatus      string     `json:"ocppStatus"`
-		ErrorCode       ErrorCode  `json:"errorCode"`
-		ReportedAt      time.Time  `json:"reportedAt"`
-		Source          string     `json:"source"`
-	}{newEVSEData(e), e.Status, previous, n.ConnectorID, n.Status, n.ErrorCode, n.Timestamp.UTC(), SourceChargebox})
-	if err != nil {
-		return Event{}, err
-	}
-	return Event{ID: NewID("evt_", now), Type: EventStatusChanged, Time: now.UTC(), Data: data}, nil
+// change, caused by notification n.
+func NewStatusChangedEvent(e *EVSE, previous EvseStatus, n *StatusNotification, now time.Time) Event {
+	note := *n
+	return newEvent(EventStatusChanged, StatusPayload{EVSE: *e.Clone(), Previous: previous, Source: SourceChargebox,
+		ReportedAt: n.Timestamp.UTC(), Notification: &note}, now)
 }
 
 // NewOperatorStatusChangedEvent returns the evse.status.changed event of a status the
 // operator set on e (e as it is after the change).
-func NewOperatorStatusChangedEvent(e *EVSE, previous EvseStatus, now time.Time) (Event, error) {
-	data, err := json.Marshal(struct {
-		evseData
-		Status         EvseStatus `json:"status"`
-		PreviousStatus EvseStatus `json:"previousStatus"`
-		ReportedAt     time.Time  `json:"reportedAt"`
-		Source         string     `json:"source"`
-	}{newEVSEData(e), e.Status, previous, now.UTC(), SourceOperator})
-	if err != nil {
-		return Event{}, err
-	}
-	return Event{ID: NewID("evt_", now), Type: EventStatusChanged, Time: now.UTC(), Data: data}, nil
+func NewOperatorStatusChangedEvent(e *EVSE, previous EvseStatus, now time.Time) Event {
+	return newEvent(EventStatusChanged, StatusPayload{EVSE: *e.Clone(), Previous: previous, Source: SourceOperator,
+		ReportedAt: now.UTC()}, now)
 }
 
 // NewEVSEEvent returns the event of type typ (evse.created or evse.removed) of e as it
-// is after the change: the contract's EvseEventData.
-func NewEVSEEvent(typ string, e *EVSE, now time.Time) (Event, error) {
-	return newEVSEEvent(typ, e, "", now)
+// is after the change.
+func NewEVSEEvent(typ string, e *EVSE, now time.Time) Event {
+	return newEvent(typ, EVSEPayload{EVSE: *e.Clone()}, now)
 }
 
 // NewEVSEUpdatedEvent returns the evse.updated event of e as it is after a change that
-// no other event describes: the contract's EvseEventData, with previousLocationId when
-// the change moved e away from location previousLocationID ("" or e's own location when
-// it did not move).
-func NewEVSEUpdatedEvent(e *EVSE, previousLocationID string, now time.Time) (Event, error) {
+// no other event describes, with the location e left when the change moved it away from
+// previousLocationID ("" or e's own location when it did not move).
+func NewEVSEUpdatedEvent(e *EVSE, previousLocationID string, now time.Time) Event {
 	if previousLocationID == e.LocationID {
 		previousLocationID = ""
 	}
-	return newEVSEEvent(EventEVSEUpdated, e, previousLocationID, now)
-}
-
-func newEVSEEvent(typ string, e *EVSE, previousLocationID string, now time.Time) (Event, error) {
-	doc, err := EVSEJSON(e)
-	if err != nil {
-		return Event{}, err
-	}
-	data, err := json.Marshal(struct {
-		evseData
-		EVSE               json.RawMessage `json:"evse"`
-		PreviousLocationID string          `json:"previousLocationId,omitempty"`
-	}{newEVSEData(e), doc, previousLocationID})
-	if err != nil {
-		return Event{}, err
-	}
-	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Data: data}, nil
+	return newEvent(EventEVSEUpdated, EVSEPayload{EVSE: *e.Clone(), PreviousLocationID: previousLocationID}, now)
 }
 
 // NewLocationEvent returns the event of type typ (location.created, .updated or
-// .deleted) of l as it is after the change: the contract's Location.
-func NewLocationEvent(typ string, l *Location, now time.Time) (Event, error) {
-	data, err := LocationJSON(l)
-	if err != nil {
-		return Event{}, err
-	}
-	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Data: data}, nil
+// .deleted) of l as it is after the change.
+func NewLocationEvent(typ string, l *Location, now time.Time) Event {
+	cp := *l
+	cp.EvseUIDs = slices.Clone(l.EvseUIDs)
+	return newEvent(typ, LocationPayload{Location: cp}, now)
 }
 
 // NewPingEvent returns the webhook.ping event the test operation sends to webhook
-// webhookID at url: its data is {"webhookId", "url"}.
+// webhookID at url.
 func NewPingEvent(webhookID, url string, now time.Time) Event {
-	data, _ := json.Marshal(struct { // two strings always encode
-		WebhookID string `json:"webhookId"`
-		URL       string `json:"url"`
-	}{webhookID, url})
-	return Event{ID: NewID("evt_", now), Type: EventWebhookPing, Time: now.UTC(), Data: data}
+	return newEvent(EventWebhookPing, PingPayload{WebhookID: webhookID, URL: url}, now)
 }

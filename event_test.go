@@ -8,6 +8,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -51,9 +52,7 @@ func TestEventsMatchTheContract(t *testing.T) {
 			events = append(events, ev)
 		}
 		n := &chargenet.StatusNotification{ChargeboxID: e.ChargeboxID, ConnectorID: 1, Status: "Faulted", ErrorCode: "GroundFailure", Timestamp: now}
-		ev, err := chargenet.NewStatusChangedEvent(&e, chargenet.StatusAvailable, n, now)
-		require.NoError(t, err)
-		events = append(events, ev)
+		events = append(events, chargenet.NewStatusChangedEvent(&e, chargenet.StatusAvailable, n, now))
 	}
 	// A connector without tariffs still has the required tariffIds array.
 	bare := inv.EVSEs[0]
@@ -66,9 +65,7 @@ func TestEventsMatchTheContract(t *testing.T) {
 	planned := inv.EVSEs[1]
 	planned.Connectors = slices.Clone(planned.Connectors)
 	planned.Status = chargenet.StatusPlanned
-	created, err := chargenet.NewEVSEEvent(chargenet.EventEVSECreated, &planned, now)
-	require.NoError(t, err)
-	events = append(events, created)
+	events = append(events, chargenet.NewEVSEEvent(chargenet.EventEVSECreated, &planned, now))
 	status := chargenet.StatusAvailable
 	life, err := planned.ApplyPatch(chargenet.EVSEPatch{Status: &status}, "", now)
 	require.NoError(t, err)
@@ -78,6 +75,7 @@ func TestEventsMatchTheContract(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, moved, 1)
 	assert.Equal(t, chargenet.EventEVSEUpdated, moved[0].Type)
+	require.NoError(t, wire.EncodeEvents(moved))
 	assert.Contains(t, string(moved[0].Data), `"previousLocationId":"`+inv.EVSEs[1].LocationID+`"`)
 	events = append(events, moved...)
 	more, err := planned.AddConnector(planned.Connectors[0], "", now)
@@ -94,13 +92,15 @@ func TestEventsMatchTheContract(t *testing.T) {
 		if typ == chargenet.EventLocationDeleted {
 			loc.DeletedAt = &now
 		}
-		ev, err := chargenet.NewLocationEvent(typ, &loc, now)
-		require.NoError(t, err)
-		events = append(events, ev)
+		events = append(events, chargenet.NewLocationEvent(typ, &loc, now))
 	}
-	ping := chargenet.NewPingEvent("wh_01JD0000000000000000000000", "https://receiver.example.com/hooks", now)
+	pings := []chargenet.Event{chargenet.NewPingEvent("wh_01JD0000000000000000000000", "https://receiver.example.com/hooks", now)}
+	require.NoError(t, wire.EncodeEvents(pings))
+	ping := pings[0]
 	assert.JSONEq(t, `{"webhookId":"wh_01JD0000000000000000000000","url":"https://receiver.example.com/hooks"}`, string(ping.Data))
 	events = append(events, ping)
+	require.NoError(t, wire.EncodeEvents(events))
+	require.NoError(t, wire.EncodeEvents(life))
 	covered := map[string]bool{}
 	for _, ev := range events {
 		covered[ev.Type] = true

@@ -1,7 +1,6 @@
 package chargenet
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -400,65 +399,4 @@ func prefixParam(err error, prefix string) error {
 		return &cp
 	}
 	return err
-}
-
-// evseJSON and connectorJSON are the contract's EVSE and Connector objects, fields in
-// the order of the generated models (gen.EVSE, gen.Connector), which json.Marshal
-// follows.
-type (
-	evseJSON struct {
-		ChargeboxID int64           `json:"chargeboxId"`
-		Connectors  []connectorJSON `json:"connectors"`
-		EvseID      string          `json:"evseId"`
-		LastUpdated time.Time       `json:"lastUpdated"`
-		LocationID  string          `json:"locationId,omitempty"`
-		Status      EvseStatus      `json:"status"`
-		UID         int64           `json:"uid"`
-	}
-	connectorJSON struct {
-		DeletedAt        *time.Time          `json:"deletedAt,omitempty"`
-		Error            *connectorErrorJSON `json:"error,omitempty"`
-		Format           Format              `json:"format"`
-		ID               int64               `json:"id"`
-		MaxAmperage      float64             `json:"maxAmperage"`
-		MaxElectricPower float64             `json:"maxElectricPower"`
-		MaxVoltage       float64             `json:"maxVoltage"`
-		PowerType        PowerType           `json:"powerType"`
-		Standard         Standard            `json:"standard"`
-		TariffIDs        []string            `json:"tariffIds"`
-	}
-	connectorErrorJSON struct {
-		Code            ErrorCode `json:"errorCode"`
-		Info            string    `json:"info,omitempty"`
-		VendorErrorCode string    `json:"vendorErrorCode,omitempty"`
-	}
-)
-
-// newConnectorJSON returns c as the contract's Connector object.
-func newConnectorJSON(c *Connector) connectorJSON {
-	cj := connectorJSON{Format: c.Format, ID: c.ID, MaxAmperage: c.MaxAmperage, MaxElectricPower: c.MaxElectricPower,
-		MaxVoltage: c.MaxVoltage, PowerType: c.PowerType, Standard: c.Standard, TariffIDs: c.TariffIDs}
-	if cj.TariffIDs == nil {
-		cj.TariffIDs = []string{}
-	}
-	if c.Error != nil {
-		cj.Error = &connectorErrorJSON{Code: c.Error.Code, Info: c.Error.Info, VendorErrorCode: c.Error.VendorErrorCode}
-	}
-	if c.DeletedAt != nil {
-		t := c.DeletedAt.UTC()
-		cj.DeletedAt = &t
-	}
-	return cj
-}
-
-// EVSEJSON returns e as the contract's EVSE object, encoded exactly as the server
-// encodes it (a test keeps the two equal byte for byte), so that a store can keep it
-// beside the row and a read can send it without decoding and encoding it again.
-func EVSEJSON(e *EVSE) ([]byte, error) {
-	out := evseJSON{ChargeboxID: e.ChargeboxID, Connectors: make([]connectorJSON, len(e.Connectors)), EvseID: e.EvseID,
-		LastUpdated: e.LastUpdated.UTC(), LocationID: e.LocationID, Status: e.Status, UID: e.UID}
-	for i := range e.Connectors {
-		out.Connectors[i] = newConnectorJSON(&e.Connectors[i])
-	}
-	return json.Marshal(out)
 }

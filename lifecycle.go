@@ -145,18 +145,10 @@ func (e *EVSE) ApplyPatch(p EVSEPatch, ifMatch string, now time.Time) ([]Event, 
 	e.touch(now)
 	var events []Event
 	if statusChanged {
-		ev, err := e.statusEvents(previous, now)
-		if err != nil {
-			return nil, err
-		}
-		events = ev
+		events = e.statusEvents(previous, now)
 	}
 	if moved { // no status event tells the old location or charge box
-		ev, err := NewEVSEUpdatedEvent(e, previousLocation, now)
-		if err != nil {
-			return nil, err
-		}
-		events = append(events, ev)
+		events = append(events, NewEVSEUpdatedEvent(e, previousLocation, now))
 	}
 	return events, nil
 }
@@ -174,24 +166,16 @@ func (e *EVSE) Remove(ifMatch string, now time.Time) ([]Event, error) {
 	previous := e.Status
 	e.Status, e.OperatorHold = StatusRemoved, false
 	e.touch(now)
-	return e.statusEvents(previous, now)
+	return e.statusEvents(previous, now), nil
 }
 
 // statusEvents returns the events of an operator's status change from previous.
-func (e *EVSE) statusEvents(previous EvseStatus, now time.Time) ([]Event, error) {
-	ev, err := NewOperatorStatusChangedEvent(e, previous, now)
-	if err != nil {
-		return nil, err
-	}
-	events := []Event{ev}
+func (e *EVSE) statusEvents(previous EvseStatus, now time.Time) []Event {
+	events := []Event{NewOperatorStatusChangedEvent(e, previous, now)}
 	if e.Status == StatusRemoved {
-		removed, err := NewEVSEEvent(EventEVSERemoved, e, now)
-		if err != nil {
-			return nil, err
-		}
-		events = append(events, removed)
+		events = append(events, NewEVSEEvent(EventEVSERemoved, e, now))
 	}
-	return events, nil
+	return events
 }
 
 func joinStatuses(s []EvseStatus) string {

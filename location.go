@@ -1,7 +1,6 @@
 package chargenet
 
 import (
-	"encoding/json"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -25,42 +24,6 @@ type Location struct {
 	// ChangePos is the position of the location's last change in the change order (see
 	// ChangeSeek); only ListLocationChanges sets it.
 	ChangePos uint64
-}
-
-// LocationJSON returns l as the contract's Location object, encoded exactly as the
-// server encodes it (a test keeps the two equal byte for byte), so that a store can keep
-// it beside the row and a page can be sent without decoding and encoding it again.
-func LocationJSON(l *Location) ([]byte, error) {
-	uids := l.EvseUIDs
-	if uids == nil {
-		uids = []int64{}
-	}
-	// Fields in the order of the generated model (gen.Location), which json.Marshal
-	// follows.
-	return json.Marshal(struct {
-		Address     string `json:"address"`
-		City        string `json:"city"`
-		Coordinates struct {
-			Latitude  float64 `json:"latitude"`
-			Longitude float64 `json:"longitude"`
-		} `json:"coordinates"`
-		Country     string     `json:"country"`
-		DeletedAt   *time.Time `json:"deletedAt,omitempty"`
-		EvseUids    []int64    `json:"evseUids"`
-		ID          string     `json:"id"`
-		LastUpdated time.Time  `json:"lastUpdated"`
-		Name        string     `json:"name"`
-		PostalCode  string     `json:"postalCode,omitempty"`
-		TimeZone    string     `json:"timeZone"`
-	}{
-		Address: l.Address, City: l.City,
-		Coordinates: struct {
-			Latitude  float64 `json:"latitude"`
-			Longitude float64 `json:"longitude"`
-		}{l.Latitude, l.Longitude},
-		Country: l.Country, DeletedAt: utcPtr(l.DeletedAt), EvseUids: uids, ID: l.ID, LastUpdated: l.LastUpdated.UTC(), Name: l.Name,
-		PostalCode: l.PostalCode, TimeZone: l.TimeZone,
-	})
 }
 
 // utcPtr returns t in UTC, nil for nil.

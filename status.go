@@ -181,17 +181,9 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 		plan.Changed = append(plan.Changed, e) // status times move even without a visible change
 		switch {
 		case e.Status != previous:
-			ev, err := NewStatusChangedEvent(e, previous, n, now)
-			if err != nil {
-				return nil, err
-			}
-			plan.Events = append(plan.Events, ev)
+			plan.Events = append(plan.Events, NewStatusChangedEvent(e, previous, n, now))
 		case changed[i]: // only a connector's error changed: no status event tells it
-			ev, err := NewEVSEUpdatedEvent(e, e.LocationID, now)
-			if err != nil {
-				return nil, err
-			}
-			plan.Events = append(plan.Events, ev)
+			plan.Events = append(plan.Events, NewEVSEUpdatedEvent(e, e.LocationID, now))
 		}
 		plan.Result.EVSEs = append(plan.Result.EVSEs, StatusChange{UID: e.UID, Status: e.Status, Previous: previous, Version: e.Version, Reason: reason})
 	}

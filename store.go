@@ -16,6 +16,9 @@ type Store interface {
 
 	// EVSE returns the EVSE with all its connectors. ErrNotFound if there is none.
 	EVSE(ctx context.Context, uid int64) (*EVSE, error)
+	// EVSEDoc returns the EVSE's contract JSON and its Version, read in one snapshot.
+	// ErrNotFound if there is none.
+	EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error)
 	// ListEVSEs reads one keyset slice of EVSEs ordered by UID (see Seek).
 	ListEVSEs(ctx context.Context, seek Seek[int64]) ([]EVSE, error)
 	// UpdateConnector applies patch to one connector in a single transaction that locks
@@ -107,6 +110,9 @@ type Store interface {
 	Location(ctx context.Context, id string) (*Location, error)
 	// ListLocations reads one keyset slice of locations ordered by ID (see Seek).
 	ListLocations(ctx context.Context, seek Seek[string]) ([]Location, error)
+	// ListLocationDocs reads the same slice as ListLocations, as the locations' contract
+	// JSON.
+	ListLocationDocs(ctx context.Context, seek Seek[string]) ([]LocationDoc, error)
 
 	// Import inserts the inventory in one transaction: all of it or, on any error, none.
 	// An identifier that already exists is ErrConflict naming the record.
@@ -160,23 +166,6 @@ type IdempotentAnswer struct {
 // answer that has not expired: another request with the key committed first.
 func IdempotencyKeyInUse(key string) error {
 	return Errorf(ErrConflict, CodeIdempotencyKeyInUse, "Idempotency-Key", "Idempotency-Key %q is used by another request", key)
-}
-
-// LocationDocs is implemented by stores that answer a page of locations as each one's
-// contract JSON (LocationJSON), kept beside its row or in a cache: the page is then sent
-// without decoding and encoding each location.
-type LocationDocs interface {
-	// ListLocationDocs reads one keyset slice of locations ordered by ID, like
-	// Store.ListLocations, as their JSON.
-	ListLocationDocs(ctx context.Context, seek Seek[string]) ([]LocationDoc, error)
-}
-
-// EVSEDocs is implemented by stores that answer an EVSE as its contract JSON (EVSEJSON),
-// kept beside its row or in a cache.
-type EVSEDocs interface {
-	// EVSEDoc returns the EVSE's JSON and its Version, read in one snapshot.
-	// ErrNotFound if there is none.
-	EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error)
 }
 
 // EventAnnouncer is implemented by stores that announce the deliveries they queue:

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -100,7 +101,7 @@ func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	doc, err := chargenet.EVSEJSON(e)
+	doc, err := wire.EncodeEVSE(e)
 	return doc, e.Version, s.wrap("evse doc", err)
 }
 
@@ -129,7 +130,7 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 		if err != nil {
 			return nil, err
 		}
-		if out[i].JSON, err = chargenet.LocationJSON(l); err != nil {
+		if out[i].JSON, err = wire.EncodeLocation(l); err != nil {
 			return nil, s.wrap(op, err)
 		}
 	}
@@ -152,10 +153,6 @@ func withoutNUL(seek chargenet.Seek[string]) chargenet.Seek[string] {
 	return seek
 }
 
-var (
-	_ chargenet.EVSEDocs     = (*Store)(nil)
-	_ chargenet.LocationDocs = (*Store)(nil)
-)
 
 // evseDoc returns the JSON of e as it will be read back once stored: times in UTC to
 // the microsecond, connectors in ascending id.
@@ -170,7 +167,7 @@ func evseDoc(e *chargenet.EVSE) ([]byte, error) {
 			cp.Connectors[i].DeletedAt = &t
 		}
 	}
-	return chargenet.EVSEJSON(&cp)
+	return wire.EncodeEVSE(&cp)
 }
 
 // locationDoc returns the JSON of l as it will be read back once stored, and the EVSE
@@ -180,7 +177,7 @@ func locationDoc(l chargenet.Location) ([]byte, []int64, error) {
 	if l.EvseUIDs == nil {
 		l.EvseUIDs = []int64{}
 	}
-	doc, err := chargenet.LocationJSON(&l)
+	doc, err := wire.EncodeLocation(&l)
 	return doc, l.EvseUIDs, err
 }
 
@@ -217,7 +214,7 @@ func (s *Store) fillDocs(ctx context.Context) error {
 		}
 		var b pgx.Batch
 		for i := range evses {
-			doc, err := chargenet.EVSEJSON(&evses[i])
+			doc, err := wire.EncodeEVSE(&evses[i])
 			if err != nil {
 				return s.wrap("filling EVSE docs", err)
 			}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/postgres"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
@@ -98,7 +99,7 @@ func requireSameDocs(t *testing.T, s *postgres.Store) {
 	for i := range evses {
 		doc, version, err := s.EVSEDoc(ctx, evses[i].UID)
 		require.NoError(t, err)
-		want, err := chargenet.EVSEJSON(&evses[i])
+		want, err := wire.EncodeEVSE(&evses[i])
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(doc), "EVSE %d", evses[i].UID)
 		assert.Equal(t, evses[i].Version, version)
@@ -109,7 +110,7 @@ func requireSameDocs(t *testing.T, s *postgres.Store) {
 	require.NoError(t, err)
 	require.Len(t, docs, len(locs))
 	for i := range locs {
-		want, err := chargenet.LocationJSON(&locs[i])
+		want, err := wire.EncodeLocation(&locs[i])
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(docs[i].JSON), "location %s", locs[i].ID)
 	}

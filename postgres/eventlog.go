@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -148,7 +149,12 @@ func lockWebhook(ctx context.Context, tx pgx.Tx, owner, id, strength string) err
 // wrapping chargenet.ErrUnavailable if the database cannot be reached. Nothing is
 // written when an error is returned.
 func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev chargenet.Event, now time.Time) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	data, err := wire.EventData(&ev)
+	if err != nil {
+		return err
+	}
+	ev.Data = data
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockWebhook(ctx, tx, owner, webhookID, `FOR KEY SHARE`); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/internal/groupcommit"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -186,7 +187,7 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 		var c connectorColumnsOf
 		for i, ch := range changes {
 			e := ch.EVSE
-			doc, err := chargenet.EVSEJSON(e)
+			doc, err := wire.EncodeEVSE(e)
 			if err != nil {
 				t.Rollback()
 				return false, err
@@ -206,6 +207,9 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 		}
 	}
 	queued := false
+	if err := wire.EncodeEvents(events); err != nil {
+		return false, err
+	}
 	if n := len(events); n > 0 {
 		ids, types, data, tps := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		ats := make([]time.Time, n)

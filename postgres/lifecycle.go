@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -108,7 +109,7 @@ func touchLocations(ctx context.Context, tx pgx.Tx, at time.Time, ids ...string)
 // storeEVSEDoc stores e's contract JSON for its version, so that reads send it as
 // stored (migration 0010).
 func storeEVSEDoc(ctx context.Context, tx pgx.Tx, e *chargenet.EVSE) error {
-	doc, err := chargenet.EVSEJSON(e)
+	doc, err := wire.EncodeEVSE(e)
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func storeEVSEDoc(ctx context.Context, tx pgx.Tx, e *chargenet.EVSE) error {
 
 // storeLocationDoc stores l's contract JSON with the EVSE uids it lists (migration 0010).
 func storeLocationDoc(ctx context.Context, tx pgx.Tx, l *chargenet.Location) error {
-	doc, err := chargenet.LocationJSON(l)
+	doc, err := wire.EncodeLocation(l)
 	if err != nil {
 		return err
 	}
@@ -186,11 +187,8 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 		if err := touchLocations(ctx, tx, now, out.LocationID); err != nil {
 			return err
 		}
-		ev, err := chargenet.NewEVSEEvent(chargenet.EventEVSECreated, &out, now)
-		if err != nil {
-			return err
-		}
-		if queued, err = recordEvents(ctx, tx, ev); err != nil {
+		var err error
+		if queued, err = recordEvents(ctx, tx, chargenet.NewEVSEEvent(chargenet.EventEVSECreated, &out, now)); err != nil {
 			return err
 		}
 		return keepAnswer(ctx, tx, idem, &out, now)
@@ -385,10 +383,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 		if err := storeLocationDoc(ctx, tx, &out); err != nil {
 			return err
 		}
-		ev, err := chargenet.NewLocationEvent(typ, &out, now)
-		if err != nil {
-			return err
-		}
+		ev := chargenet.NewLocationEvent(typ, &out, now)
 		queued, err = recordEvents(ctx, tx, ev)
 		return err
 	})
@@ -450,10 +445,7 @@ func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*
 		if err := storeLocationDoc(ctx, tx, &out); err != nil {
 			return err
 		}
-		ev, err := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, &out, now)
-		if err != nil {
-			return err
-		}
+		ev := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, &out, now)
 		queued, err = recordEvents(ctx, tx, ev)
 		return err
 	})

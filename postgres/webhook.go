@@ -7,6 +7,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/internal/groupcommit"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -72,6 +73,9 @@ func webhookNotFound(id string) error {
 // at commit) and reports it: the caller announces them (chargenet.Announcer) once the
 // transaction is committed. Errors are the driver's, unwrapped.
 func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (queued bool, err error) {
+	if err := wire.EncodeEvents(events); err != nil {
+		return false, err
+	}
 	for _, ev := range events {
 		at := stamp(ev.Time)
 		tp := ev.TraceParent

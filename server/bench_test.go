@@ -17,6 +17,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/server"
 	"github.com/labstack/echo/v4"
 )
@@ -89,7 +90,7 @@ func BenchmarkPageJSON(b *testing.B) {
 	inv := chargenet.DemoInventory(time.Now())
 	page := gen.LocationPage{Data: make([]gen.Location, 25)}
 	for i := range page.Data {
-		page.Data[i] = server.LocationToAPI(&inv.Locations[i])
+		page.Data[i] = wire.Location(&inv.Locations[i])
 	}
 	b.ReportAllocs()
 	for b.Loop() {

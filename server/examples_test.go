@@ -379,6 +379,8 @@ type evseReadsFail struct {
 
 func (s evseReadsFail) EVSE(context.Context, int64) (*chargenet.EVSE, error) { return nil, s.err }
 
+func (s evseReadsFail) EVSEDoc(context.Context, int64) ([]byte, int64, error) { return nil, 0, s.err }
+
 // exampleDiffs lists how the example ex differs from the live answer to p.
 func exampleDiffs(p exampleProbe, ex *contractExample, live any) []string {
 	diffs := shapeDiffs(shapeOf(ex.value), shapeOf(live), "$")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
@@ -46,14 +47,14 @@ func DecodeInventory(r io.Reader) (*chargenet.Inventory, error) {
 		if err := decodeRecord(doc, "Location", fmt.Sprintf("locations[%d]", i), raw, &l); err != nil {
 			return nil, err
 		}
-		inv.Locations[i] = LocationFromAPI(&l)
+		inv.Locations[i] = wire.ParseLocation(&l)
 	}
 	for i, raw := range file.EVSEs {
 		var e gen.EVSE
 		if err := decodeRecord(doc, "EVSE", fmt.Sprintf("evses[%d]", i), raw, &e); err != nil {
 			return nil, err
 		}
-		inv.EVSEs[i] = EVSEFromAPI(&e)
+		inv.EVSEs[i] = wire.ParseEVSE(&e)
 	}
 	if err := inv.Validate(); err != nil {
 		return nil, err

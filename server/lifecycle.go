@@ -8,6 +8,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/internal/wire"
 )
 
 // PutLocation answers PUT /v1/locations/{id}: 201 with the new location, or 200 with the
@@ -34,9 +35,9 @@ func (s *Server) PutLocation(ctx context.Context, req gen.PutLocationRequestObje
 	}
 	if created {
 		location := "/v1/locations/" + stored.ID
-		return gen.PutLocation201JSONResponse{Body: LocationToAPI(stored), Headers: gen.PutLocation201ResponseHeaders{Location: &location}}, nil
+		return gen.PutLocation201JSONResponse{Body: wire.Location(stored), Headers: gen.PutLocation201ResponseHeaders{Location: &location}}, nil
 	}
-	return gen.PutLocation200JSONResponse{Body: LocationToAPI(stored)}, nil
+	return gen.PutLocation200JSONResponse{Body: wire.Location(stored)}, nil
 }
 
 // DeleteLocation answers DELETE /v1/locations/{id}.
@@ -45,7 +46,7 @@ func (s *Server) DeleteLocation(ctx context.Context, req gen.DeleteLocationReque
 	if err != nil {
 		return nil, err
 	}
-	return gen.DeleteLocation200JSONResponse{Body: LocationToAPI(l)}, nil
+	return gen.DeleteLocation200JSONResponse{Body: wire.Location(l)}, nil
 }
 
 // CreateEvse answers POST /v2/evses: 201 with the new EVSE, its ETag and its path.
@@ -71,7 +72,7 @@ func (s *Server) CreateEvse(ctx context.Context, req gen.CreateEvseRequestObject
 
 func createdEVSE(e *chargenet.EVSE) gen.CreateEvse201JSONResponse {
 	etag, location := e.ETag(), "/v2/evses/"+strconv.FormatInt(e.UID, 10)
-	return gen.CreateEvse201JSONResponse{Body: EVSEToAPI(e), Headers: gen.CreateEvse201ResponseHeaders{ETag: &etag, Location: &location}}
+	return gen.CreateEvse201JSONResponse{Body: wire.EVSE(e), Headers: gen.CreateEvse201ResponseHeaders{ETag: &etag, Location: &location}}
 }
 
 // UpdateEvse answers PATCH /v2/evses/{uid}: the operator's status, charge box or
@@ -93,7 +94,7 @@ func (s *Server) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject
 		return nil, err
 	}
 	etag := e.ETag()
-	return gen.UpdateEvse200JSONResponse{Body: EVSEToAPI(e), Headers: gen.UpdateEvse200ResponseHeaders{ETag: &etag}}, nil
+	return gen.UpdateEvse200JSONResponse{Body: wire.EVSE(e), Headers: gen.UpdateEvse200ResponseHeaders{ETag: &etag}}, nil
 }
 
 // RemoveEvse answers DELETE /v2/evses/{uid}: the EVSE becomes REMOVED.
@@ -106,7 +107,7 @@ func (s *Server) RemoveEvse(ctx context.Context, req gen.RemoveEvseRequestObject
 		return nil, err
 	}
 	etag := e.ETag()
-	return gen.RemoveEvse200JSONResponse{Body: EVSEToAPI(e), Headers: gen.RemoveEvse200ResponseHeaders{ETag: &etag}}, nil
+	return gen.RemoveEvse200JSONResponse{Body: wire.EVSE(e), Headers: gen.RemoveEvse200ResponseHeaders{ETag: &etag}}, nil
 }
 
 // CreateConnector answers POST /v2/evses/{uid}/connectors: 201 with the EVSE.
@@ -131,7 +132,7 @@ func (s *Server) CreateConnector(ctx context.Context, req gen.CreateConnectorReq
 
 func createdConnector(e *chargenet.EVSE) gen.CreateConnector201JSONResponse {
 	etag := e.ETag()
-	return gen.CreateConnector201JSONResponse{Body: EVSEToAPI(e), Headers: gen.CreateConnector201ResponseHeaders{ETag: &etag}}
+	return gen.CreateConnector201JSONResponse{Body: wire.EVSE(e), Headers: gen.CreateConnector201ResponseHeaders{ETag: &etag}}
 }
 
 // DeleteConnector answers DELETE /v2/evses/{uid}/connectors/{connectorId}.
@@ -144,7 +145,7 @@ func (s *Server) DeleteConnector(ctx context.Context, req gen.DeleteConnectorReq
 		return nil, err
 	}
 	etag := e.ETag()
-	return gen.DeleteConnector200JSONResponse{Body: EVSEToAPI(e), Headers: gen.DeleteConnector200ResponseHeaders{ETag: &etag}}, nil
+	return gen.DeleteConnector200JSONResponse{Body: wire.EVSE(e), Headers: gen.DeleteConnector200ResponseHeaders{ETag: &etag}}, nil
 }
 
 func locationFromInput(id string, in *gen.LocationInput) chargenet.Location {

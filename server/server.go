@@ -18,6 +18,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/health"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/openapi"
 	"github.com/labstack/echo/v4"
@@ -250,31 +251,18 @@ func (s *Server) ListEventTypes(context.Context, gen.ListEventTypesRequestObject
 	return s.eventTypes, nil
 }
 
-// ListLocations answers GET /v1/locations with one page: from the stored JSON of each
-// location when the store keeps it (chargenet.LocationDocs), else by encoding them. With
-// updated_since it answers the change list instead.
+// ListLocations answers GET /v1/locations with one page of the locations' contract
+// JSON as the store reads it. With updated_since it answers the change list instead.
 func (s *Server) ListLocations(ctx context.Context, req gen.ListLocationsRequestObject) (gen.ListLocationsResponseObject, error) {
 	if req.Params.UpdatedSince != nil {
 		return s.listLocationChanges(ctx, req)
 	}
-	if docs, ok := s.store.(chargenet.LocationDocs); ok {
-		page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListLocations, deref(req.Params.Cursor), limit(req.Params.Limit),
-			docs.ListLocationDocs, func(d *chargenet.LocationDoc) string { return d.ID })
-		if err != nil {
-			return nil, err
-		}
-		return locationDocPage{items: page.Items, pagination: pagination(page)}, nil
-	}
 	page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListLocations, deref(req.Params.Cursor), limit(req.Params.Limit),
-		s.store.ListLocations, func(l *chargenet.Location) string { return l.ID })
+		s.store.ListLocationDocs, func(d *chargenet.LocationDoc) string { return d.ID })
 	if err != nil {
 		return nil, err
 	}
-	out := gen.LocationPage{Data: make([]gen.Location, len(page.Items)), Pagination: pagination(page)}
-	for i := range page.Items {
-		out.Data[i] = LocationToAPI(&page.Items[i])
-	}
-	return gen.ListLocations200JSONResponse{Body: out}, nil
+	return locationDocPage{items: page.Items, pagination: pagination(page)}, nil
 }
 
 // GetLocation answers GET /v1/locations/{id}.
@@ -283,7 +271,7 @@ func (s *Server) GetLocation(ctx context.Context, req gen.GetLocationRequestObje
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetLocation200JSONResponse{Body: LocationToAPI(l)}, nil
+	return gen.GetLocation200JSONResponse{Body: wire.Location(l)}, nil
 }
 
 // ListEvses answers GET /v2/evses with one page; with updated_since, one page of the
@@ -299,27 +287,19 @@ func (s *Server) ListEvses(ctx context.Context, req gen.ListEvsesRequestObject) 
 	}
 	out := gen.EvsePage{Data: make([]gen.EVSE, len(page.Items)), Pagination: pagination(page)}
 	for i := range page.Items {
-		out.Data[i] = EVSEToAPI(&page.Items[i])
+		out.Data[i] = wire.EVSE(&page.Items[i])
 	}
 	return gen.ListEvses200JSONResponse{Body: out}, nil
 }
 
-// GetEvse answers GET /v2/evses/{uid} with the EVSE and its ETag: from its stored JSON
-// when the store keeps it (chargenet.EVSEDocs), else by encoding it.
+// GetEvse answers GET /v2/evses/{uid} with the EVSE's contract JSON as the store reads
+// it, and its ETag.
 func (s *Server) GetEvse(ctx context.Context, req gen.GetEvseRequestObject) (gen.GetEvseResponseObject, error) {
-	if docs, ok := s.store.(chargenet.EVSEDocs); ok {
-		doc, version, err := docs.EVSEDoc(ctx, req.Uid)
-		if err != nil {
-			return nil, err
-		}
-		return evseDoc{doc: doc, etag: chargenet.ETag(version)}, nil
-	}
-	e, err := s.store.EVSE(ctx, req.Uid)
+	doc, version, err := s.store.EVSEDoc(ctx, req.Uid)
 	if err != nil {
 		return nil, err
 	}
-	etag := e.ETag()
-	return gen.GetEvse200JSONResponse{Body: EVSEToAPI(e), Headers: gen.GetEvse200ResponseHeaders{ETag: &etag}}, nil
+	return evseDoc{doc: doc, etag: chargenet.ETag(version)}, nil
 }
 
 // UpdateConnector answers PATCH /v2/evses/{uid}/connectors/{connectorId}.
@@ -332,7 +312,7 @@ func (s *Server) UpdateConnector(ctx context.Context, req gen.UpdateConnectorReq
 		return nil, err
 	}
 	etag := e.ETag()
-	return gen.UpdateConnector200JSONResponse{Body: EVSEToAPI(e), Headers: gen.UpdateConnector200ResponseHeaders{ETag: &etag}}, nil
+	return gen.UpdateConnector200JSONResponse{Body: wire.EVSE(e), Headers: gen.UpdateConnector200ResponseHeaders{ETag: &etag}}, nil
 }
 
 func pagination[T any](p *chargenet.Page[T]) gen.Pagination {

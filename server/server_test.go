@@ -353,11 +353,11 @@ type failingStore struct {
 	panics bool
 }
 
-func (f failingStore) EVSE(context.Context, int64) (*chargenet.EVSE, error) {
+func (f failingStore) EVSEDoc(context.Context, int64) ([]byte, int64, error) {
 	if f.panics {
 		panic("boom: secret detail")
 	}
-	return nil, errors.New(`sqlite: SELECT secret FROM evses: disk I/O error`)
+	return nil, 0, errors.New(`sqlite: SELECT secret FROM evses: disk I/O error`)
 }
 
 func TestInternalErrorsDoNotLeak(t *testing.T) {
@@ -381,8 +381,8 @@ func TestUnavailableStore(t *testing.T) {
 
 type unavailableStore struct{ chargenet.Store }
 
-func (unavailableStore) EVSE(context.Context, int64) (*chargenet.EVSE, error) {
-	return nil, chargenet.Errorf(chargenet.ErrUnavailable, chargenet.CodeUnavailable, "", "database unavailable")
+func (unavailableStore) EVSEDoc(context.Context, int64) ([]byte, int64, error) {
+	return nil, 0, chargenet.Errorf(chargenet.ErrUnavailable, chargenet.CodeUnavailable, "", "database unavailable")
 }
 func (unavailableStore) Ping(context.Context) error {
 	return chargenet.Errorf(chargenet.ErrUnavailable, chargenet.CodeUnavailable, "", "database unavailable")

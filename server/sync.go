@@ -10,6 +10,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/internal/wire"
 )
 
 // listLocationChanges answers GET /v1/locations?updated_since= with one page of the
@@ -24,7 +25,7 @@ func (s *Server) listLocationChanges(ctx context.Context, req gen.ListLocationsR
 	}
 	out := gen.LocationPage{Data: make([]gen.Location, len(page.Items)), Pagination: changePagination(page)}
 	for i := range page.Items {
-		out.Data[i] = LocationToAPI(&page.Items[i])
+		out.Data[i] = wire.Location(&page.Items[i])
 	}
 	return gen.ListLocations200JSONResponse{Body: out}, nil
 }
@@ -41,7 +42,7 @@ func (s *Server) listEVSEChanges(ctx context.Context, req gen.ListEvsesRequestOb
 	}
 	out := gen.EvsePage{Data: make([]gen.EVSE, len(page.Items)), Pagination: changePagination(page)}
 	for i := range page.Items {
-		out.Data[i] = EVSEToAPI(&page.Items[i])
+		out.Data[i] = wire.EVSE(&page.Items[i])
 	}
 	return gen.ListEvses200JSONResponse{Body: out}, nil
 }

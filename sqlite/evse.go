@@ -11,6 +11,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/internal/groupcommit"
+	"github.com/chargenet/chargenet/internal/wire"
 )
 
 const (
@@ -282,7 +283,7 @@ func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	doc, err := chargenet.EVSEJSON(e)
+	doc, err := wire.EncodeEVSE(e)
 	if err != nil {
 		return nil, 0, wrap("evse doc", err)
 	}
@@ -292,5 +293,3 @@ func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 	}
 	return doc, e.Version, nil
 }
-
-var _ chargenet.EVSEDocs = (*Store)(nil)

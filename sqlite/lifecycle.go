@@ -42,10 +42,7 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 		if err := touchLocation(ctx, tx, out.LocationID, now); err != nil {
 			return err
 		}
-		ev, err := chargenet.NewEVSEEvent(chargenet.EventEVSECreated, out, now)
-		if err != nil {
-			return err
-		}
+		ev := chargenet.NewEVSEEvent(chargenet.EventEVSECreated, out, now)
 		if err := record(ev); err != nil {
 			return err
 		}
@@ -268,10 +265,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 			}
 		}
 		out = &next
-		ev, err := chargenet.NewLocationEvent(typ, &next, now)
-		if err != nil {
-			return err
-		}
+		ev := chargenet.NewLocationEvent(typ, &next, now)
 		return record(ev)
 	})
 	if err != nil {
@@ -322,10 +316,7 @@ func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*
 			formatTime(at), formatTime(at), id); err != nil {
 			return err
 		}
-		ev, err := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, l, now)
-		if err != nil {
-			return err
-		}
+		ev := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, l, now)
 		return record(ev)
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 )
 
 const (
@@ -149,7 +150,7 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 	}
 	docs := make([]chargenet.LocationDoc, len(locs))
 	for i := range locs {
-		doc, err := chargenet.LocationJSON(&locs[i])
+		doc, err := wire.EncodeLocation(&locs[i])
 		if err != nil {
 			return nil, wrap("list location docs", err)
 		}
@@ -160,5 +161,3 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 	}
 	return docs, nil
 }
-
-var _ chargenet.LocationDocs = (*Store)(nil)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,7 +47,7 @@ func requireFresh(t *testing.T, s *sqlite.Store, uid int64) (doc []byte, version
 	require.NoError(t, err)
 	e, err := s.EVSE(t.Context(), uid)
 	require.NoError(t, err)
-	want, err := chargenet.EVSEJSON(e)
+	want, err := wire.EncodeEVSE(e)
 	require.NoError(t, err)
 	assert.Equal(t, e.Version, version, "version of EVSE %d", uid)
 	assert.JSONEq(t, string(want), string(doc), "JSON of EVSE %d", uid)

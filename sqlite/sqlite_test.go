@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/chargenet/chargenet/storetest"
 	"github.com/stretchr/testify/assert"
@@ -508,7 +509,7 @@ func TestLocationDocs(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, docs, len(locs))
 		for i := range locs {
-			want, err := chargenet.LocationJSON(&locs[i])
+			want, err := wire.EncodeLocation(&locs[i])
 			require.NoError(t, err)
 			assert.Equal(t, locs[i].ID, docs[i].ID)
 			assert.Equal(t, string(want), string(docs[i].JSON), locs[i].ID)
@@ -543,7 +544,7 @@ func TestEVSEDocs(t *testing.T) {
 	require.NoError(t, s.Import(ctx, inv))
 	e, err := s.EVSE(ctx, 1004)
 	require.NoError(t, err)
-	want, err := chargenet.EVSEJSON(e)
+	want, err := wire.EncodeEVSE(e)
 	require.NoError(t, err)
 	doc, _, err := s.EVSEDoc(ctx, 1004)
 	require.NoError(t, err)
@@ -558,7 +559,7 @@ func TestEVSEDocs(t *testing.T) {
 		for uid := int64(1001); uid <= 1040; uid++ {
 			e, err := s.EVSE(ctx, uid)
 			require.NoError(t, err)
-			want, err := chargenet.EVSEJSON(e)
+			want, err := wire.EncodeEVSE(e)
 			require.NoError(t, err)
 			doc, version, err := s.EVSEDoc(ctx, uid)
 			require.NoError(t, err)
@@ -615,7 +616,7 @@ func TestDropDocsMigration(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), e.Version)
 	require.Len(t, e.Connectors, 1)
-	want, err := chargenet.EVSEJSON(e)
+	want, err := wire.EncodeEVSE(e)
 	require.NoError(t, err)
 	doc, version, err := s.EVSEDoc(ctx, 1)
 	require.NoError(t, err)
@@ -625,7 +626,7 @@ func TestDropDocsMigration(t *testing.T) {
 	l, err := s.Location(ctx, "LOC-1")
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1}, l.EvseUIDs)
-	wantLoc, err := chargenet.LocationJSON(l)
+	wantLoc, err := wire.EncodeLocation(l)
 	require.NoError(t, err)
 	docs, err := s.ListLocationDocs(ctx, chargenet.Seek[string]{Limit: 10})
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/internal/groupcommit"
+	"github.com/chargenet/chargenet/internal/wire"
 )
 
 const (
@@ -91,8 +92,12 @@ func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargene
 // write lock), in as few statements as insertBatches allow, numbered in their order
 // after the end of the log (logEndQuery), each with its high water (migration 0015): the
 // latest time of the event, of the events before it in the call and of the newest
-// logged before the call. It returns the seq before the first.
+// logged before the call. It encodes each event's Payload into its Data (package
+// wire). It returns the seq before the first.
 func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []chargenet.Event) (first int64, err error) {
+	if err := wire.EncodeEvents(events); err != nil {
+		return 0, err
+	}
 	var hw string
 	if err := tx.StmtContext(ctx, s.logEnd).QueryRowContext(ctx).Scan(&hw, &first); err != nil {
 		return 0, err

@@ -7,34 +7,30 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// requireDocs checks that a store keeping contract JSON (chargenet.EVSEDocs,
-// chargenet.LocationDocs) answers for every EVSE and location exactly what encoding
-// its decoded read gives.
+// requireDocs checks that the store answers the contract JSON of every EVSE and
+// location exactly as encoding its decoded read gives.
 func requireDocs(t *testing.T, s chargenet.Store, when string) {
 	t.Helper()
 	ctx := t.Context()
-	evseDocs, ok := s.(chargenet.EVSEDocs)
-	require.True(t, ok, "the store keeps EVSE JSON")
 	for _, e := range readAll(t, s.ListEVSEs, func(e *chargenet.EVSE) int64 { return e.UID }) {
-		doc, version, err := evseDocs.EVSEDoc(ctx, e.UID)
+		doc, version, err := s.EVSEDoc(ctx, e.UID)
 		require.NoError(t, err)
-		want, err := chargenet.EVSEJSON(&e)
+		want, err := wire.EncodeEVSE(&e)
 		require.NoError(t, err)
 		assert.JSONEq(t, string(want), string(doc), "%s: EVSE %d", when, e.UID)
 		assert.Equal(t, string(want), string(doc), "%s: EVSE %d byte for byte", when, e.UID)
 		assert.Equal(t, e.Version, version, "%s: EVSE %d", when, e.UID)
 	}
-	locDocs, ok := s.(chargenet.LocationDocs)
-	require.True(t, ok, "the store keeps location JSON")
 	locs := readAll(t, s.ListLocations, func(l *chargenet.Location) string { return l.ID })
-	docs := readAll(t, locDocs.ListLocationDocs, func(d *chargenet.LocationDoc) string { return d.ID })
+	docs := readAll(t, s.ListLocationDocs, func(d *chargenet.LocationDoc) string { return d.ID })
 	require.Len(t, docs, len(locs))
 	for i := range locs {
-		want, err := chargenet.LocationJSON(&locs[i])
+		want, err := wire.EncodeLocation(&locs[i])
 		require.NoError(t, err)
 		assert.Equal(t, locs[i].ID, docs[i].ID)
 		assert.Equal(t, string(want), string(docs[i].JSON), "%s: location %s", when, locs[i].ID)

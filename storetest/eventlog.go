@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -310,7 +311,10 @@ func testSendTestEvent(t *testing.T, open Opener) {
 	assert.Equal(t, 1, d.Attempt)
 	assert.Equal(t, ping.ID, d.Event.ID)
 	assert.Equal(t, chargenet.EventWebhookPing, d.Event.Type)
-	assert.JSONEq(t, string(ping.Data), string(d.Event.Data))
+	sent, err := wire.EventData(&ping)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"webhookId":"`+a.ID+`","url":"`+a.URL+`"}`, string(sent))
+	assert.JSONEq(t, string(sent), string(d.Event.Data))
 	require.NoError(t, s.RecordAttempts(ctx, chargenet.AttemptRecord{Delivery: &d, Attempt: &chargenet.DeliveryAttempt{
 		Attempt: 1, AttemptedAt: start, Outcome: chargenet.OutcomeSucceeded, HTTPStatus: 204}}))
 	attempts, err := s.ListDeliveryAttempts(ctx, "p", a.ID, chargenet.Seek[int64]{Limit: 10})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,7 +40,7 @@ func newIdemKey(owner, key, body string) *idemKey {
 func answerOf(fp [sha256.Size]byte, created any) (*chargenet.IdempotentAnswer, error) {
 	switch c := created.(type) {
 	case *chargenet.EVSE:
-		doc, err := chargenet.EVSEJSON(c)
+		doc, err := wire.EncodeEVSE(c)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +60,7 @@ func assertUpdatedEvent(t *testing.T, ev chargenet.Event, e *chargenet.EVSE) {
 	assert.Equal(t, e.UID, data.UID)
 	assert.Equal(t, e.Version, data.Version)
 	assert.Nil(t, data.PreviousLocationID, "the EVSE did not move")
-	doc, err := chargenet.EVSEJSON(e)
+	doc, err := wire.EncodeEVSE(e)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(doc), string(data.EVSE))
 }
@@ -103,9 +104,9 @@ func publicSnapshot(snap snapshot) snapshot {
 // assertSameJSON checks that two EVSEs have the same contract JSON.
 func assertSameJSON(t testing.TB, want, got *chargenet.EVSE, msgAndArgs ...any) {
 	t.Helper()
-	a, err := chargenet.EVSEJSON(want)
+	a, err := wire.EncodeEVSE(want)
 	require.NoError(t, err)
-	b, err := chargenet.EVSEJSON(got)
+	b, err := wire.EncodeEVSE(got)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(a), string(b), msgAndArgs...)
 }
@@ -214,49 +215,43 @@ func afterChange(before snapshot, e chargenet.EVSE, from string, at time.Time) s
 	return out
 }
 
-// checkDocs checks, for a store that keeps documents (chargenet.EVSEDocs,
-// chargenet.LocationDocs), that the document of EVSE uid and those of the locations ids
-// that are not deleted are the JSON of what the store reads.
+// checkDocs checks that the document of EVSE uid and those of the locations ids that
+// are not deleted are the JSON of what the store reads.
 func checkDocs(t testing.TB, s chargenet.Store, uid int64, ids ...string) {
 	t.Helper()
 	ctx := t.Context()
-	if ed, ok := s.(chargenet.EVSEDocs); ok {
-		e, err := s.EVSE(ctx, uid)
-		require.NoError(t, err)
-		want, err := chargenet.EVSEJSON(e)
-		require.NoError(t, err)
-		doc, version, err := ed.EVSEDoc(ctx, uid)
-		require.NoError(t, err)
-		assert.JSONEq(t, string(want), string(doc), "the document of EVSE %d", uid)
-		assert.Equal(t, e.Version, version, "the document's version of EVSE %d", uid)
-	}
+	e, err := s.EVSE(ctx, uid)
+	require.NoError(t, err)
+	want, err := wire.EncodeEVSE(e)
+	require.NoError(t, err)
+	doc, version, err := s.EVSEDoc(ctx, uid)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(doc), "the document of EVSE %d", uid)
+	assert.Equal(t, e.Version, version, "the document's version of EVSE %d", uid)
 	checkLocationDocs(t, s, ids...)
 }
 
-// checkLocationDocs checks, for a store that keeps location documents
-// (chargenet.LocationDocs), that those of the locations ids that are not deleted are the
-// JSON of what the store reads.
+// checkLocationDocs checks that the documents of the locations ids that are not deleted
+// are the JSON of what the store reads.
 func checkLocationDocs(t testing.TB, s chargenet.Store, ids ...string) {
 	t.Helper()
 	ctx := t.Context()
-	if ld, ok := s.(chargenet.LocationDocs); ok {
-		for _, id := range ids {
-			if id == "" {
-				continue
-			}
-			l := location(t, s, id)
-			if l.DeletedAt != nil {
-				continue
-			}
-			want, err := chargenet.LocationJSON(l)
-			require.NoError(t, err)
-			// Backward from just after id: id itself is the first.
-			docs, err := ld.ListLocationDocs(ctx, chargenet.Seek[string]{Key: id + "\x00", HasKey: true, Backward: true, Limit: 1})
-			require.NoError(t, err)
-			require.Len(t, docs, 1)
-			assert.Equal(t, id, docs[0].ID)
-			assert.JSONEq(t, string(want), string(docs[0].JSON), "the document of location %s", id)
+	for _, id := range ids {
+		if id == "" {
+			continue
 		}
+		l := location(t, s, id)
+		if l.DeletedAt != nil {
+			continue
+		}
+		want, err := wire.EncodeLocation(l)
+		require.NoError(t, err)
+		// Backward from just after id: id itself is the first.
+		docs, err := s.ListLocationDocs(ctx, chargenet.Seek[string]{Key: id + "\x00", HasKey: true, Backward: true, Limit: 1})
+		require.NoError(t, err)
+		require.Len(t, docs, 1)
+		assert.Equal(t, id, docs[0].ID)
+		assert.JSONEq(t, string(want), string(docs[0].JSON), "the document of location %s", id)
 	}
 }
 
@@ -327,7 +322,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 			require.NoError(t, json.Unmarshal(events[0].Data, &data))
 			assert.Equal(t, tt.uid, data.UID)
 			assert.Equal(t, int64(1), data.Version)
-			doc, err := chargenet.EVSEJSON(got)
+			doc, err := wire.EncodeEVSE(got)
 			require.NoError(t, err)
 			assert.JSONEq(t, string(doc), string(data.EVSE), "the event carries the EVSE as stored")
 			if announces {
@@ -549,7 +544,7 @@ func testChangeEVSE(t *testing.T, open Opener) {
 				assert.Equal(t, tt.uid, data.UID, ev.Type)
 				assert.Equal(t, int64(2), data.Version, ev.Type)
 				if ev.Type == chargenet.EventEVSEUpdated {
-					doc, err := chargenet.EVSEJSON(got)
+					doc, err := wire.EncodeEVSE(got)
 					require.NoError(t, err)
 					assert.JSONEq(t, string(doc), string(data.EVSE), "evse.updated carries the EVSE as committed")
 					wantPrevious := ""

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +38,7 @@ func checkLocationEvent(t testing.TB, events []chargenet.Event, typ string, l *c
 	require.Len(t, events, 1)
 	assert.Equal(t, typ, events[0].Type)
 	assert.True(t, l.LastUpdated.Equal(events[0].Time), "event time %v is the write's %v", events[0].Time, l.LastUpdated)
-	doc, err := chargenet.LocationJSON(l)
+	doc, err := wire.EncodeLocation(l)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(doc), string(events[0].Data), "the event carries the location as committed")
 }
@@ -340,17 +341,15 @@ func testListDeletedLocations(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{"LOC-0119"}, keysOf(page, locationKey), "the last one is deleted")
 	})
-	if ld, ok := s.(chargenet.LocationDocs); ok {
-		t.Run("documents", func(t *testing.T) {
-			docs, err := ld.ListLocationDocs(ctx, chargenet.Seek[string]{Limit: chargenet.MaxPageSize})
-			require.NoError(t, err)
-			ids := make([]string, len(docs))
-			for i, d := range docs {
-				ids[i] = d.ID
-			}
-			assert.Equal(t, want[:min(len(want), chargenet.MaxPageSize)], ids)
-		})
-	}
+	t.Run("documents", func(t *testing.T) {
+		docs, err := s.ListLocationDocs(ctx, chargenet.Seek[string]{Limit: chargenet.MaxPageSize})
+		require.NoError(t, err)
+		ids := make([]string, len(docs))
+		for i, d := range docs {
+			ids[i] = d.ID
+		}
+		assert.Equal(t, want[:min(len(want), chargenet.MaxPageSize)], ids)
+	})
 	t.Run("Location finds them", func(t *testing.T) {
 		l := location(t, s, "LOC-0021")
 		assert.NotNil(t, l.DeletedAt)

@@ -155,11 +155,9 @@ func testListSeek(t *testing.T, open Opener) {
 			for _, l := range got {
 				assert.Equal(t, byID[l.ID], l, "location %s", l.ID)
 			}
-			if ld, ok := s.(chargenet.LocationDocs); ok {
-				docs, err := ld.ListLocationDocs(ctx, tt.seek)
-				require.NoError(t, err)
-				assert.Equal(t, tt.want, keysOf(docs, func(d *chargenet.LocationDoc) string { return d.ID }), "as JSON")
-			}
+			docs, err := s.ListLocationDocs(ctx, tt.seek)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, keysOf(docs, func(d *chargenet.LocationDoc) string { return d.ID }), "as JSON")
 		})
 	}
 

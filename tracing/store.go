@@ -14,17 +14,10 @@ import (
 // Store returns inner with a child span around each call made within a traced request:
 // "store.METHOD", with the database system as an attribute. A call whose context holds
 // no span (the dispatcher's polling) is passed on without one, so that store calls never
-// start traces of their own. The optional chargenet.LocationDocs and chargenet.EVSEDocs
-// are kept when inner implements both; methods added to chargenet.Store later pass
-// through untraced until they are listed here.
+// start traces of their own. Methods added to chargenet.Store later pass through
+// untraced until they are listed here.
 func Store(inner chargenet.Store, tracer trace.Tracer, system string) chargenet.Store {
-	t := &store{Store: inner, tracer: tracer, system: attribute.String("db.system.name", system)}
-	ld, okL := inner.(chargenet.LocationDocs)
-	ed, okE := inner.(chargenet.EVSEDocs)
-	if okL && okE {
-		return &docStore{store: t, ld: ld, ed: ed}
-	}
-	return t
+	return &store{Store: inner, tracer: tracer, system: attribute.String("db.system.name", system)}
 }
 
 type store struct {
@@ -232,23 +225,16 @@ func (s *store) Ping(ctx context.Context) error {
 	return err
 }
 
-// docStore is store for an inner store that also keeps location and EVSE JSON.
-type docStore struct {
-	*store
-	ld chargenet.LocationDocs
-	ed chargenet.EVSEDocs
-}
-
-func (s *docStore) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
+func (s *store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
 	ctx, end := s.start(ctx, "ListLocationDocs")
-	out, err := s.ld.ListLocationDocs(ctx, seek)
+	out, err := s.Store.ListLocationDocs(ctx, seek)
 	end(err)
 	return out, err
 }
 
-func (s *docStore) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
+func (s *store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 	ctx, end := s.start(ctx, "EVSEDoc")
-	doc, v, err := s.ed.EVSEDoc(ctx, uid)
+	doc, v, err := s.Store.EVSEDoc(ctx, uid)
 	end(err)
 	return doc, v, err
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/internal/apitest"
-	"github.com/chargenet/chargenet/server"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -248,11 +248,11 @@ func demoFile(t *testing.T) map[string]any {
 	inv := chargenet.DemoInventory(time.Now())
 	var locs []gen.Location
 	for i := range inv.Locations {
-		locs = append(locs, server.LocationToAPI(&inv.Locations[i]))
+		locs = append(locs, wire.Location(&inv.Locations[i]))
 	}
 	var evses []gen.EVSE
 	for i := range inv.EVSEs {
-		evses = append(evses, server.EVSEToAPI(&inv.EVSEs[i]))
+		evses = append(evses, wire.EVSE(&inv.EVSEs[i]))
 	}
 	return map[string]any{"locations": locs, "evses": evses}
 }

@@ -1,0 +1,227 @@
+// Package wire turns the domain into the contract's JSON and back: EVSEs, connectors,
+// locations and the data of events, through the types generated from the contract
+// (package gen). The server answers with these bytes and the stores keep them, so every
+// place that sends an EVSE, a location or an event sends the same JSON.
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/gen"
+)
+
+// EVSE returns e as the contract's EVSE.
+func EVSE(e *chargenet.EVSE) gen.EVSE {
+	out := gen.EVSE{
+		Uid:         e.UID,
+		EvseId:      e.EvseID,
+		ChargeboxId: e.ChargeboxID,
+		Status:      gen.EvseStatus(e.Status),
+		LastUpdated: e.LastUpdated.UTC(),
+		Connectors:  make([]gen.Connector, len(e.Connectors)),
+	}
+	if e.LocationID != "" {
+		id := e.LocationID
+		out.LocationId = &id
+	}
+	for i := range e.Connectors {
+		out.Connectors[i] = Connector(&e.Connectors[i])
+	}
+	return out
+}
+
+// Connector returns c as the contract's Connector.
+func Connector(c *chargenet.Connector) gen.Connector {
+	out := gen.Connector{
+		Id:               c.ID,
+		Standard:         gen.ConnectorStandard(c.Standard),
+		Format:           gen.ConnectorFormat(c.Format),
+		PowerType:        gen.PowerType(c.PowerType),
+		MaxElectricPower: c.MaxElectricPower,
+		MaxAmperage:      c.MaxAmperage,
+		MaxVoltage:       c.MaxVoltage,
+		TariffIds:        c.TariffIDs,
+	}
+	if out.TariffIds == nil {
+		out.TariffIds = []string{}
+	}
+	if c.Error != nil {
+		st := gen.ConnectorStatus{ErrorCode: gen.ConnectorErrorCode(c.Error.Code)}
+		if c.Error.Info != "" {
+			st.Info = &c.Error.Info
+		}
+		if c.Error.VendorErrorCode != "" {
+			st.VendorErrorCode = &c.Error.VendorErrorCode
+		}
+		out.Error = &st
+	}
+	if c.DeletedAt != nil {
+		t := c.DeletedAt.UTC()
+		out.DeletedAt = &t
+	}
+	return out
+}
+
+// Location returns l as the contract's Location.
+func Location(l *chargenet.Location) gen.Location {
+	out := gen.Location{
+		Id:          l.ID,
+		Name:        l.Name,
+		Address:     l.Address,
+		City:        l.City,
+		Country:     l.Country,
+		Coordinates: gen.GeoLocation{Latitude: l.Latitude, Longitude: l.Longitude},
+		TimeZone:    l.TimeZone,
+		EvseUids:    l.EvseUIDs,
+		LastUpdated: l.LastUpdated.UTC(),
+	}
+	if out.EvseUids == nil {
+		out.EvseUids = []int64{}
+	}
+	if l.PostalCode != "" {
+		pc := l.PostalCode
+		out.PostalCode = &pc
+	}
+	if l.DeletedAt != nil {
+		at := l.DeletedAt.UTC()
+		out.DeletedAt = &at
+	}
+	return out
+}
+
+// EncodeEVSE returns the contract JSON of e.
+func EncodeEVSE(e *chargenet.EVSE) ([]byte, error) { return json.Marshal(EVSE(e)) }
+
+// EncodeLocation returns the contract JSON of l.
+func EncodeLocation(l *chargenet.Location) ([]byte, error) { return json.Marshal(Location(l)) }
+
+// ParseEVSE returns the domain EVSE of a contract EVSE (as found in an import file). It
+// does not validate; call Validate on the result.
+func ParseEVSE(e *gen.EVSE) chargenet.EVSE {
+	out := chargenet.EVSE{
+		UID:         e.Uid,
+		EvseID:      e.EvseId,
+		ChargeboxID: e.ChargeboxId,
+		Status:      chargenet.EvseStatus(e.Status),
+		LastUpdated: e.LastUpdated.UTC(),
+		Connectors:  make([]chargenet.Connector, len(e.Connectors)),
+	}
+	if e.LocationId != nil {
+		out.LocationID = *e.LocationId
+	}
+	for i, c := range e.Connectors {
+		dc := chargenet.Connector{
+			ID:               c.Id,
+			Standard:         chargenet.Standard(c.Standard),
+			Format:           chargenet.Format(c.Format),
+			PowerType:        chargenet.PowerType(c.PowerType),
+			MaxElectricPower: c.MaxElectricPower,
+			MaxAmperage:      c.MaxAmperage,
+			MaxVoltage:       c.MaxVoltage,
+			TariffIDs:        c.TariffIds,
+		}
+		if dc.TariffIDs == nil {
+			dc.TariffIDs = []string{}
+		}
+		if c.Error != nil {
+			dc.Error = &chargenet.ConnectorError{Code: chargenet.ErrorCode(c.Error.ErrorCode)}
+			if c.Error.Info != nil {
+				dc.Error.Info = *c.Error.Info
+			}
+			if c.Error.VendorErrorCode != nil {
+				dc.Error.VendorErrorCode = *c.Error.VendorErrorCode
+			}
+		}
+		if c.DeletedAt != nil {
+			t := c.DeletedAt.UTC()
+			dc.DeletedAt = &t
+		}
+		out.Connectors[i] = dc
+	}
+	return out
+}
+
+// ParseLocation returns the domain location of a contract location (as found in an
+// import file). EvseUids is ignored: it is derived from the EVSEs' locationId.
+func ParseLocation(l *gen.Location) chargenet.Location {
+	out := chargenet.Location{
+		ID:          l.Id,
+		Name:        l.Name,
+		Address:     l.Address,
+		City:        l.City,
+		Country:     l.Country,
+		Latitude:    l.Coordinates.Latitude,
+		Longitude:   l.Coordinates.Longitude,
+		TimeZone:    l.TimeZone,
+		LastUpdated: l.LastUpdated.UTC(),
+	}
+	if l.PostalCode != nil {
+		out.PostalCode = *l.PostalCode
+	}
+	return out
+}
+
+// EventData returns the data of ev in its type's latest payload version: ev.Data when
+// the event was read back from the log (Payload nil), else its Payload encoded. It
+// returns an error for a payload of an unknown kind.
+func EventData(ev *chargenet.Event) (json.RawMessage, error) {
+	switch p := ev.Payload.(type) {
+	case nil:
+		return ev.Data, nil
+	case chargenet.EVSEPayload:
+		e := &p.EVSE
+		return json.Marshal(gen.EvseEventData{Uid: e.UID, EvseId: e.EvseID, ChargeboxId: e.ChargeboxID,
+			LocationId: optional(e.LocationID), Version: e.Version, Evse: EVSE(e),
+			PreviousLocationId: optional(p.PreviousLocationID)})
+	case chargenet.ConnectorPayload:
+		e := &p.EVSE
+		c := e.Connector(p.ConnectorID)
+		if c == nil {
+			return nil, fmt.Errorf("event %s: connector %d of EVSE %d not found", ev.ID, p.ConnectorID, e.UID)
+		}
+		return json.Marshal(gen.ConnectorUpdatedData{Uid: e.UID, EvseId: e.EvseID, ChargeboxId: e.ChargeboxID,
+			LocationId: optional(e.LocationID), Version: e.Version, Connector: Connector(c)})
+	case chargenet.StatusPayload:
+		e := &p.EVSE
+		source := gen.StatusChangedDataSource(p.Source)
+		out := gen.StatusChangedData{Uid: e.UID, EvseId: e.EvseID, ChargeboxId: e.ChargeboxID,
+			LocationId: optional(e.LocationID), Version: e.Version, Status: gen.EvseStatus(e.Status),
+			PreviousStatus: gen.EvseStatus(p.Previous), ReportedAt: p.ReportedAt.UTC(), Source: &source}
+		if n := p.Notification; n != nil {
+			code := gen.ConnectorErrorCode(n.ErrorCode)
+			out.OcppConnectorId, out.OcppStatus, out.ErrorCode = &n.ConnectorID, &n.Status, &code
+		}
+		return json.Marshal(out)
+	case chargenet.LocationPayload:
+		return EncodeLocation(&p.Location)
+	case chargenet.PingPayload:
+		return json.Marshal(gen.PingData{WebhookId: p.WebhookID, Url: p.URL})
+	}
+	return nil, fmt.Errorf("event %s: payload of unknown kind %T", ev.ID, ev.Payload)
+}
+
+// EncodeEvents sets the Data of every event that has a Payload (see EventData).
+func EncodeEvents(events []chargenet.Event) error {
+	for i := range events {
+		ev := &events[i]
+		if ev.Payload == nil {
+			continue
+		}
+		data, err := EventData(ev)
+		if err != nil {
+			return err
+		}
+		ev.Data = data
+	}
+	return nil
+}
+
+// optional returns a pointer to s, or nil when s is empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
