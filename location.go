@@ -26,15 +26,6 @@ type Location struct {
 	ChangePos uint64
 }
 
-// utcPtr returns t in UTC, nil for nil.
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
-
 var (
 	locationIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,36}$`)
 	countryRe    = regexp.MustCompile(`^[A-Z]{3}$`)

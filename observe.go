@@ -8,20 +8,20 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// CommitReporter is implemented by stores that report each write transaction they
-// commit: after the commit they call the function set with OnCommit with the kind of
-// transaction (for example "update_connector"), how long it took from its start to the
-// end of the commit, and how many writes of callers it carried (more than one when
-// several callers' updates were committed together, a group commit).
+// CommitReporter reports each write transaction a store commits: after the commit it
+// calls the function set with OnCommit with the kind of transaction (for example
+// "update_connector"), how long it took from its start to the end of the commit, and how
+// many writes of callers it carried (more than one when several callers' updates were
+// committed together, a group commit).
 type CommitReporter interface {
 	OnCommit(f func(op string, d time.Duration, writes int))
 }
 
-// CommitWaiter is implemented by stores whose group commit can wait for company: with
-// a wait set, PATCHes and status notifications that arrive as a steady stream, each
-// alone, wait up to d for more so that several share one commit, and commit as soon as
-// CommitCompany of them are together (a client sending one change after another is not
-// held; see internal/groupcommit). 0 never waits.
+// CommitWaiter sets how long a store's group commit waits for company: with a wait set,
+// PATCHes and status notifications that arrive as a steady stream, each alone, wait up
+// to d for more so that several share one commit, and commit as soon as CommitCompany of
+// them are together (a client sending one change after another is not held; see
+// internal/groupcommit). 0 never waits.
 type CommitWaiter interface {
 	SetCommitWait(d time.Duration)
 	CommitCompany() int
@@ -62,8 +62,7 @@ type OutboxStats struct {
 	DisabledWebhooks int64
 }
 
-// Inspector is implemented by stores that report on their own state, for readiness
-// checks and metrics.
+// Inspector reports on a store's own state, for readiness checks and metrics.
 type Inspector interface {
 	// OutboxStats counts the pending webhook deliveries and the disabled webhooks.
 	// Errors are wrapped driver errors (ErrUnavailable when the database is down).

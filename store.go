@@ -7,13 +7,37 @@ import (
 	"time"
 )
 
-// Store is the persistence every backend (sqlite, postgres) implements. Methods return
-// domain errors (*Error wrapping ErrNotFound, ErrInvalid, ...) for conditions a client
-// caused, ErrUnavailable when the database cannot be reached, and other errors only for
-// failures the client cannot act on.
+// Store is everything a storage backend (sqlite, postgres) provides: one small service
+// per aggregate, the store's own reports, and its administration. Methods return domain
+// errors (*Error wrapping ErrNotFound, ErrInvalid, ...) for conditions a client caused,
+// ErrUnavailable when the database cannot be reached, and other errors only for failures
+// the client cannot act on.
 type Store interface {
+	EVSEService
+	LocationService
+	WebhookService
 	EventLog
+	KeyService
+	IdempotencyService
+	EventAnnouncer
+	CommitReporter
+	CommitWaiter
+	Inspector
 
+	// Import inserts the inventory in one transaction: all of it or, on any error, none.
+	// An identifier that already exists is ErrConflict naming the record.
+	Import(ctx context.Context, inv *Inventory) error
+	// Setting returns a stored setting, storing value first if the name has none yet; of
+	// several concurrent callers (replicas) all get the value that was stored first.
+	Setting(ctx context.Context, name, value string) (string, error)
+	// Ping checks that the database answers. ErrUnavailable if it does not.
+	Ping(ctx context.Context) error
+	// Close releases the database.
+	Close() error
+}
+
+// EVSEService reads and changes EVSEs with their connectors.
+type EVSEService interface {
 	// EVSE returns the EVSE with all its connectors. ErrNotFound if there is none.
 	EVSE(ctx context.Context, uid int64) (*EVSE, error)
 	// EVSEDoc returns the EVSE's contract JSON and its Version, read in one snapshot.
@@ -21,40 +45,54 @@ type Store interface {
 	EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error)
 	// ListEVSEs reads one keyset slice of EVSEs ordered by UID (see Seek).
 	ListEVSEs(ctx context.Context, seek Seek[int64]) ([]EVSE, error)
+	// ListEVSEChanges reads one slice of the EVSEs changed since seek.Since, removed ones
+	// included, in change order, each with its ChangePos set.
+	ListEVSEChanges(ctx context.Context, seek ChangeSeek[int64]) ([]EVSE, error)
 	// UpdateConnector applies patch to one connector in a single transaction that locks
 	// the EVSE, checks the rules through EVSE.UpdateConnector (so ErrNotFound,
 	// ErrPreconditionFailed, ErrConflict and ErrInvalid come from there), writes only the
 	// patched columns, increments the EVSE's Version, sets LastUpdated to now, and returns
 	// the EVSE as committed. ErrNotFound if the EVSE does not exist.
 	UpdateConnector(ctx context.Context, uid, connectorID int64, patch ConnectorPatch, ifMatch string, now time.Time) (*EVSE, error)
-
 	// ApplyStatusNotification applies a charge box's status notification in one
 	// transaction that locks the charge box's EVSEs, through ApplyStatusNotification (so
 	// its errors come from there), and records the events it produces in the same
 	// transaction. ErrNotFound if the charge box has no EVSE.
 	ApplyStatusNotification(ctx context.Context, n *StatusNotification, now time.Time) (*StatusResult, error)
-
 	// CreateEVSE stores e, already checked by EVSE.PrepareNew, with a new UID (one more
 	// than the highest in use), in one transaction with its evse.created event, the
-	// updated JSON and LastUpdated (now) of its location, and idem's answer when idem is
-	// not nil. It returns the EVSE as stored. Errors: ErrInvalid (locationId) when the
-	// location does not exist; ErrConflict with code location_deleted when it is deleted,
-	// code conflict (param evseId) when the evseId is taken, and code
-	// idempotency_key_in_use when idem's key has an unexpired answer already.
+	// LastUpdated (now) of its location, and idem's answer when idem is not nil. It
+	// returns the EVSE as stored. Errors: ErrInvalid (locationId) when the location does
+	// not exist; ErrConflict with code location_deleted when it is deleted, code conflict
+	// (param evseId) when the evseId is taken, and code idempotency_key_in_use when
+	// idem's key has an unexpired answer already.
 	CreateEVSE(ctx context.Context, e *EVSE, idem *Idempotency, now time.Time) (*EVSE, error)
 	// ChangeEVSE reads EVSE uid with everything the domain rules need (OperatorHold
 	// included) in a write transaction, and lets change apply one of the domain's
 	// changes to it (EVSE.ApplyPatch, Remove, AddConnector, DeleteConnector), which
 	// returns the change's events or a domain error. When change leaves the Version as it
 	// was, nothing is written and the EVSE is returned as read. Otherwise the store
-	// writes the EVSE, all its connectors, its JSON, the events, idem's answer when idem
-	// is not nil, and, when the location changed, the JSON and LastUpdated (now) of the
-	// old and the new location, and returns the EVSE as committed. Errors: ErrNotFound
-	// (uid); change's errors unchanged; ErrInvalid (locationId) when a new location does
-	// not exist, ErrConflict location_deleted when it is deleted; ErrConflict
-	// idempotency_key_in_use as for CreateEVSE. Nothing is written when an error is
-	// returned.
+	// writes the EVSE, all its connectors, the events, idem's answer when idem is not
+	// nil, and, when the location changed, the LastUpdated (now) of the old and the new
+	// location, and returns the EVSE as committed. Errors: ErrNotFound (uid); change's
+	// errors unchanged; ErrInvalid (locationId) when a new location does not exist,
+	// ErrConflict location_deleted when it is deleted; ErrConflict idempotency_key_in_use
+	// as for CreateEVSE. Nothing is written when an error is returned.
 	ChangeEVSE(ctx context.Context, uid int64, change func(*EVSE) ([]Event, error), idem *Idempotency, now time.Time) (*EVSE, error)
+}
+
+// LocationService reads and changes locations.
+type LocationService interface {
+	// Location returns the location with its EvseUIDs. ErrNotFound if there is none.
+	Location(ctx context.Context, id string) (*Location, error)
+	// ListLocations reads one keyset slice of locations ordered by ID (see Seek).
+	ListLocations(ctx context.Context, seek Seek[string]) ([]Location, error)
+	// ListLocationDocs reads the same slice as ListLocations, as the locations' contract
+	// JSON.
+	ListLocationDocs(ctx context.Context, seek Seek[string]) ([]LocationDoc, error)
+	// ListLocationChanges reads one slice of the locations changed since seek.Since,
+	// deleted ones included, in change order, each with its ChangePos and EvseUIDs set.
+	ListLocationChanges(ctx context.Context, seek ChangeSeek[string]) ([]Location, error)
 	// PutLocation creates location l (EvseUIDs, LastUpdated and DeletedAt are ignored;
 	// created true, event location.created) or replaces the fields a client sets of the
 	// existing one (event location.updated), with LastUpdated now, in one transaction.
@@ -66,10 +104,11 @@ type Store interface {
 	// ErrNotFound when there is none; ErrConflict location_in_use (chargenet.LocationInUse)
 	// while an EVSE at it is not REMOVED.
 	DeleteLocation(ctx context.Context, id string, now time.Time) (*Location, error)
-	// IdempotentAnswer returns the answer kept for owner's idempotency key, when it was
-	// kept less than IdempotencyTTL before now. ErrNotFound otherwise.
-	IdempotentAnswer(ctx context.Context, owner, key string, now time.Time) (*IdempotentAnswer, error)
+}
 
+// WebhookService keeps each API key's webhooks and the deliveries queued for them (the
+// outbox).
+type WebhookService interface {
 	// CreateWebhook stores a new webhook, and idem's answer when idem is not nil (kept
 	// as of w.CreatedAt), in one transaction. ErrConflict if the ID is taken, and
 	// idempotency_key_in_use as for CreateEVSE.
@@ -92,7 +131,16 @@ type Store interface {
 	// webhook, ordered by ID (Seek.Backward for newest first). ErrNotFound if there is no
 	// such webhook.
 	ListDeliveryAttempts(ctx context.Context, owner, webhookID string, seek Seek[int64]) ([]DeliveryAttempt, error)
-
+	// SendTestEvent stores ev (a webhook.ping) and queues it, due now, for owner's
+	// webhook webhookID only, with payload version "1.0", and announces it. ErrNotFound if
+	// there is no such webhook.
+	SendTestEvent(ctx context.Context, owner, webhookID string, ev Event, now time.Time) error
+	// ReplayEvents queues the logged events r selects for owner's webhook again, due now,
+	// each in the payload version of the webhook's subscription to its type, also events
+	// still pending for it (their earlier delivery may still fail for good; receivers
+	// drop the duplicate by its id), and returns how many it queued. ErrNotFound if there
+	// is no such webhook.
+	ReplayEvents(ctx context.Context, owner, webhookID string, r Replay, now time.Time) (int, error)
 	// ClaimDeliveries leases up to limit due deliveries (next attempt at or before now,
 	// webhook enabled, no unexpired lease) until now + lease and returns them, oldest due
 	// first. A delivery is leased to one caller at a time, also across replicas; a lease
@@ -105,34 +153,24 @@ type Store interface {
 	// other deliveries that are not leased become due no earlier than NextAttemptAt. A
 	// delivery whose webhook was deleted meanwhile is dropped without error.
 	RecordAttempts(ctx context.Context, records ...AttemptRecord) error
+}
 
-	// Location returns the location with its EvseUIDs. ErrNotFound if there is none.
-	Location(ctx context.Context, id string) (*Location, error)
-	// ListLocations reads one keyset slice of locations ordered by ID (see Seek).
-	ListLocations(ctx context.Context, seek Seek[string]) ([]Location, error)
-	// ListLocationDocs reads the same slice as ListLocations, as the locations' contract
-	// JSON.
-	ListLocationDocs(ctx context.Context, seek Seek[string]) ([]LocationDoc, error)
-
-	// Import inserts the inventory in one transaction: all of it or, on any error, none.
-	// An identifier that already exists is ErrConflict naming the record.
-	Import(ctx context.Context, inv *Inventory) error
-
+// KeyService keeps the API keys, by the hash of their secret.
+type KeyService interface {
 	// CreateAPIKey stores a key by its hash. ErrConflict if the name is taken.
 	CreateAPIKey(ctx context.Context, key APIKey) error
 	// RevokeAPIKey marks the named key revoked. ErrNotFound if no active key has the name.
 	RevokeAPIKey(ctx context.Context, name string, now time.Time) error
 	// APIKeyByHash returns the active (not revoked) key with this hash. ErrNotFound otherwise.
 	APIKeyByHash(ctx context.Context, hash [sha256.Size]byte) (*APIKey, error)
+}
 
-	// Setting returns a stored setting, storing value first if the name has none yet; of
-	// several concurrent callers (replicas) all get the value that was stored first.
-	Setting(ctx context.Context, name, value string) (string, error)
-
-	// Ping checks that the database answers. ErrUnavailable if it does not.
-	Ping(ctx context.Context) error
-	// Close releases the database.
-	Close() error
+// IdempotencyService reads the answers kept for Idempotency-Keys; the writes that
+// create something keep them (see Idempotency).
+type IdempotencyService interface {
+	// IdempotentAnswer returns the answer kept for owner's idempotency key, when it was
+	// kept less than IdempotencyTTL before now. ErrNotFound otherwise.
+	IdempotentAnswer(ctx context.Context, owner, key string, now time.Time) (*IdempotentAnswer, error)
 }
 
 // IdempotencyTTL is how long the answer to an Idempotency-Key is kept.
@@ -143,22 +181,20 @@ const IdempotencyTTL = 24 * time.Hour
 // creates it, so that the key and the creation are committed together or not at all.
 // The key is checked before anything else in that transaction: a key with an unexpired
 // answer makes the write fail with IdempotencyKeyInUse whatever else is wrong with it.
-// The store keeps Fingerprint and the write's time with the answer (the answer's own
-// Fingerprint and CreatedAt are ignored).
+// The store keeps Fingerprint and the write's time with the answer.
 type Idempotency struct {
 	Owner       string            // the API key's name: keys are per API key
 	Key         string            // the Idempotency-Key header
 	Fingerprint [sha256.Size]byte // of the operation and the request body
-	// Answer returns the answer to keep for what the store created (*EVSE or *Webhook).
-	Answer func(created any) (*IdempotentAnswer, error)
+	// Answer returns the answer to keep for what the store created (*EVSE or
+	// *Webhook), in a form only its maker reads: the store keeps the bytes as they are.
+	Answer func(created any) ([]byte, error)
 }
 
 // IdempotentAnswer is the answer kept for an idempotency key.
 type IdempotentAnswer struct {
 	Fingerprint [sha256.Size]byte
-	Status      int
-	Header      map[string]string // the headers to send again (ETag, Location)
-	Body        []byte
+	Answer      []byte // as Idempotency.Answer made it
 	CreatedAt   time.Time
 }
 
@@ -168,11 +204,11 @@ func IdempotencyKeyInUse(key string) error {
 	return Errorf(ErrConflict, CodeIdempotencyKeyInUse, "Idempotency-Key", "Idempotency-Key %q is used by another request", key)
 }
 
-// EventAnnouncer is implemented by stores that announce the deliveries they queue:
-// after every commit that queued at least one webhook delivery (a PATCH or a status
-// notification with a subscriber), they call the function set with OnEvents, so that a
-// dispatcher in the same process delivers at once instead of at its next poll. A change
-// without a subscriber announces nothing.
+// EventAnnouncer announces the deliveries a store queues: after every commit that
+// queued at least one webhook delivery (a PATCH or a status notification with a
+// subscriber), the store calls the function set with OnEvents, so that a dispatcher in
+// the same process delivers at once instead of at its next poll. A change without a
+// subscriber announces nothing.
 type EventAnnouncer interface {
 	OnEvents(f func())
 }

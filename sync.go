@@ -55,15 +55,8 @@ type Pruned struct {
 	Expired  int // pending deliveries given up (recorded as OutcomeExpired)
 }
 
-// EventLog is the part of the Store that keeps every event for the retention window and
-// the tools built on it. Every Store implements it.
+// EventLog keeps every event for the retention window.
 type EventLog interface {
-	// ListEVSEChanges reads one slice of the EVSEs changed since seek.Since, removed ones
-	// included, in change order, each with its ChangePos set.
-	ListEVSEChanges(ctx context.Context, seek ChangeSeek[int64]) ([]EVSE, error)
-	// ListLocationChanges reads one slice of the locations changed since seek.Since,
-	// deleted ones included, in change order, each with its ChangePos and EvseUIDs set.
-	ListLocationChanges(ctx context.Context, seek ChangeSeek[string]) ([]Location, error)
 	// ListEvents reads one slice of the event log in change order (each event's Pos and
 	// Seq set; Key is the Seq), only events of types when types is not empty.
 	// webhook.ping events are never listed.
@@ -71,16 +64,6 @@ type EventLog interface {
 	// Event returns the logged event with this id. ErrNotFound if there is none (pruned,
 	// never produced, or a webhook.ping).
 	Event(ctx context.Context, id string) (*Event, error)
-	// SendTestEvent stores ev (a webhook.ping) and queues it, due now, for owner's
-	// webhook webhookID only, with payload version "1.0", and announces it. ErrNotFound if
-	// there is no such webhook.
-	SendTestEvent(ctx context.Context, owner, webhookID string, ev Event, now time.Time) error
-	// ReplayEvents queues the logged events r selects for owner's webhook again, due now,
-	// each in the payload version of the webhook's subscription to its type, also events
-	// still pending for it (their earlier delivery may still fail for good; receivers
-	// drop the duplicate by its id), and returns how many it queued. ErrNotFound if there
-	// is no such webhook.
-	ReplayEvents(ctx context.Context, owner, webhookID string, r Replay, now time.Time) (int, error)
 	// PruneEvents removes, in one short transaction, at most limit of each: pending
 	// deliveries of events older than before (each recorded as an OutcomeExpired attempt),
 	// delivery attempts made before before, and events older than before that no

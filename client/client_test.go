@@ -233,11 +233,11 @@ func (s *flakyStore) fail() error {
 	return nil
 }
 
-func (s *flakyStore) EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error) {
+func (s *flakyStore) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
 	if err := s.fail(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return s.Store.EVSE(ctx, uid)
+	return s.Store.EVSEDoc(ctx, uid)
 }
 
 func (s *flakyStore) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {

@@ -60,7 +60,7 @@ func (r *Report) Failing() []string {
 // Run runs the checks, each bounded by ctx:
 //   - database: the store answers a ping;
 //   - migrations: the database's last applied migration is the last one this program
-//     knows (stores that implement chargenet.Inspector);
+//     knows;
 //   - dispatcher: the webhook dispatcher of this process is running, when it has one;
 //   - webhook_backlog: the outbox can be read; it reports the pending deliveries and
 //     the age of the oldest, and never fails readiness for a backlog alone (a replica
@@ -76,18 +76,15 @@ func (c *Checker) Run(ctx context.Context) Report {
 	} else {
 		checks = append(checks, Check{Name: CheckDatabase, OK: true, Detail: "reachable"})
 	}
-	insp, _ := c.Store.(chargenet.Inspector)
-	if insp != nil {
-		known, applied, err := insp.MigrationHead(ctx)
-		switch {
-		case err != nil:
-			checks = append(checks, Check{Name: CheckMigrations, Detail: "migrations could not be read"})
-		case known != applied:
-			checks = append(checks, Check{Name: CheckMigrations,
-				Detail: fmt.Sprintf("database at %q, this program's last migration is %q", applied, known)})
-		default:
-			checks = append(checks, Check{Name: CheckMigrations, OK: true, Detail: "at " + known})
-		}
+	known, applied, err := c.Store.MigrationHead(ctx)
+	switch {
+	case err != nil:
+		checks = append(checks, Check{Name: CheckMigrations, Detail: "migrations could not be read"})
+	case known != applied:
+		checks = append(checks, Check{Name: CheckMigrations,
+			Detail: fmt.Sprintf("database at %q, this program's last migration is %q", applied, known)})
+	default:
+		checks = append(checks, Check{Name: CheckMigrations, OK: true, Detail: "at " + known})
 	}
 	switch {
 	case c.Dispatching == nil:
@@ -97,19 +94,16 @@ func (c *Checker) Run(ctx context.Context) Report {
 	default:
 		checks = append(checks, Check{Name: CheckDispatcher, Detail: "not running"})
 	}
-	if insp != nil {
-		s, err := insp.OutboxStats(ctx)
-		if err != nil {
-			checks = append(checks, Check{Name: CheckBacklog, Detail: "outbox could not be read"})
-		} else {
-			age := 0.0
-			if s.Pending > 0 && !s.Oldest.IsZero() {
-				age = max(now().Sub(s.Oldest).Seconds(), 0)
-			}
-			checks = append(checks, Check{Name: CheckBacklog, OK: true,
-				Detail:  fmt.Sprintf("%d pending, the oldest %.0f s old", s.Pending, age),
-				Pending: &s.Pending, OldestPendingAgeSeconds: &age})
+	if s, err := c.Store.OutboxStats(ctx); err != nil {
+		checks = append(checks, Check{Name: CheckBacklog, Detail: "outbox could not be read"})
+	} else {
+		age := 0.0
+		if s.Pending > 0 && !s.Oldest.IsZero() {
+			age = max(now().Sub(s.Oldest).Seconds(), 0)
 		}
+		checks = append(checks, Check{Name: CheckBacklog, OK: true,
+			Detail:  fmt.Sprintf("%d pending, the oldest %.0f s old", s.Pending, age),
+			Pending: &s.Pending, OldestPendingAgeSeconds: &age})
 	}
 	r := Report{Ready: true, Status: "ready", Checks: checks}
 	for _, ch := range checks {

@@ -90,13 +90,3 @@ func TestChecker(t *testing.T) {
 	assert.Equal(t, int64(3), *backlog.Pending)
 	assert.Equal(t, 90.0, *backlog.OldestPendingAgeSeconds)
 }
-
-// TestCheckerWithoutInspector: a store that cannot report on itself is checked by ping
-// and dispatcher alone.
-func TestCheckerWithoutInspector(t *testing.T) {
-	type pingOnly struct{ chargenet.Store }
-	c := &health.Checker{Store: pingOnly{&stubStore{}}}
-	r := c.Run(context.Background())
-	assert.True(t, r.Ready)
-	assert.Len(t, r.Checks, 2)
-}

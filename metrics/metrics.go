@@ -206,17 +206,15 @@ func (m *Metrics) StatusNotification(result string) {
 	}
 }
 
-// ObserveStore registers the collectors of what store reports on itself: its commits
-// (chargenet.CommitReporter), its read cache (chargenet.ReadCacheStats), its connection
-// pool (chargenet.PoolReporter) and its outbox (chargenet.Inspector, read at each
-// scrape within timeout).
+// ObserveStore registers the collectors of what store reports on itself: its commits,
+// its outbox (read at each scrape within timeout), and, where the store has them, its
+// read cache (chargenet.ReadCacheStats) and its connection pool
+// (chargenet.PoolReporter).
 func (m *Metrics) ObserveStore(store chargenet.Store, timeout time.Duration) {
 	if m == nil {
 		return
 	}
-	if r, ok := store.(chargenet.CommitReporter); ok {
-		r.OnCommit(m.Commit)
-	}
+	store.OnCommit(m.Commit)
 	if c, ok := store.(chargenet.ReadCacheStats); ok {
 		m.reg.MustRegister(
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: "store_read_cache_hits_total",
@@ -227,9 +225,7 @@ func (m *Metrics) ObserveStore(store chargenet.Store, timeout time.Duration) {
 	if p, ok := store.(chargenet.PoolReporter); ok {
 		m.reg.MustRegister(poolCollector{p})
 	}
-	if i, ok := store.(chargenet.Inspector); ok {
-		m.reg.MustRegister(&outboxCollector{store: i, timeout: timeout, now: time.Now})
-	}
+	m.reg.MustRegister(&outboxCollector{store: store, timeout: timeout, now: time.Now})
 }
 
 var (

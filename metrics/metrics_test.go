@@ -17,12 +17,13 @@ import (
 // fakeStore reports on itself as set.
 type fakeStore struct {
 	chargenet.Store
-	chargenet.CommitHook
+	hook     chargenet.CommitHook
 	stats    chargenet.OutboxStats
 	statsErr error
 	pool     chargenet.PoolStats
 }
 
+func (s *fakeStore) OnCommit(f func(op string, d time.Duration, writes int)) { s.hook.OnCommit(f) }
 func (s *fakeStore) OutboxStats(context.Context) (chargenet.OutboxStats, error) {
 	return s.stats, s.statsErr
 }
@@ -37,8 +38,8 @@ func TestObserveStore(t *testing.T) {
 	}
 	m := metrics.New()
 	m.ObserveStore(s, time.Second)
-	s.Committed("update_connector", time.Now().Add(-time.Millisecond), 5)
-	s.Committed("update_connector", time.Now(), 1)
+	s.hook.Committed("update_connector", time.Now().Add(-time.Millisecond), 5)
+	s.hook.Committed("update_connector", time.Now(), 1)
 
 	expected := `
 # HELP chargenet_db_pool_connections Connections of the PostgreSQL pool, by state (acquired, idle, constructing).

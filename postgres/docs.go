@@ -153,7 +153,6 @@ func withoutNUL(seek chargenet.Seek[string]) chargenet.Seek[string] {
 	return seek
 }
 
-
 // evseDoc returns the JSON of e as it will be read back once stored: times in UTC to
 // the microsecond, connectors in ascending id.
 func evseDoc(e *chargenet.EVSE) ([]byte, error) {

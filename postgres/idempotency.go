@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -21,9 +20,9 @@ const (
 	// the time it is kept and the expiry bound. A key whose row another transaction is
 	// writing waits for that transaction; no row is affected when the key has an
 	// unexpired answer.
-	claimKeyQuery = `INSERT INTO idempotency_keys (owner, key, fingerprint, status, header, body, created_at) ` +
-		`VALUES ($1, $2, $3, 0, '{}', '', $4) ON CONFLICT (owner, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, ` +
-		`status = 0, header = '{}', body = '', created_at = EXCLUDED.created_at WHERE idempotency_keys.created_at <= $5`
+	claimKeyQuery = `INSERT INTO idempotency_keys (owner, key, fingerprint, answer, created_at) ` +
+		`VALUES ($1, $2, $3, '', $4) ON CONFLICT (owner, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, ` +
+		`answer = '', created_at = EXCLUDED.created_at WHERE idempotency_keys.created_at <= $5`
 	// pruneKeysQuery deletes up to $2 expired answers (kept at or before $1), oldest
 	// first, passing over those another transaction holds.
 	pruneKeysQuery = `DELETE FROM idempotency_keys WHERE (owner, key) IN (SELECT owner, key FROM idempotency_keys ` +
@@ -67,20 +66,11 @@ func keepAnswer(ctx context.Context, tx pgx.Tx, idem *chargenet.Idempotency, cre
 	if err != nil {
 		return err
 	}
-	header := answer.Header
-	if header == nil {
-		header = map[string]string{}
+	if answer == nil {
+		answer = []byte{} // NOT NULL
 	}
-	h, err := json.Marshal(header)
-	if err != nil {
-		return err
-	}
-	body := answer.Body
-	if body == nil {
-		body = []byte{} // NOT NULL
-	}
-	if _, err := tx.Exec(ctx, `UPDATE idempotency_keys SET status = $3, header = $4, body = $5 WHERE owner = $1 AND key = $2`,
-		idem.Owner, idem.Key, answer.Status, string(h), body); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE idempotency_keys SET answer = $3 WHERE owner = $1 AND key = $2`,
+		idem.Owner, idem.Key, answer); err != nil {
 		return err
 	}
 	// Last, so that the rows it locks are held only until the commit that follows.
@@ -97,11 +87,10 @@ func (s *Store) IdempotentAnswer(ctx context.Context, owner, key string, now tim
 	var (
 		a           chargenet.IdempotentAnswer
 		fingerprint []byte
-		header      []byte
 	)
-	err := s.pool.QueryRow(ctx, `SELECT fingerprint, status, header, body, created_at FROM idempotency_keys `+
+	err := s.pool.QueryRow(ctx, `SELECT fingerprint, answer, created_at FROM idempotency_keys `+
 		`WHERE owner = $1 AND key = $2 AND created_at > $3`, owner, key, expiry(now)).
-		Scan(&fingerprint, &a.Status, &header, &a.Body, &a.CreatedAt)
+		Scan(&fingerprint, &a.Answer, &a.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "Idempotency-Key",
 			"no answer is kept for Idempotency-Key %q", key)
@@ -110,9 +99,6 @@ func (s *Store) IdempotentAnswer(ctx context.Context, owner, key string, now tim
 		return nil, s.wrap("idempotent answer", err)
 	}
 	copy(a.Fingerprint[:], fingerprint)
-	if err := json.Unmarshal(header, &a.Header); err != nil {
-		return nil, s.wrap("idempotent answer", err)
-	}
 	a.CreatedAt = a.CreatedAt.UTC()
 	return &a, nil
 }

@@ -37,9 +37,7 @@ func TestIdempotencyPrune(t *testing.T) {
 	create := func(key string, at time.Time) {
 		t.Helper()
 		w := storetest.NewWebhook("p", at, chargenet.EventEVSECreated)
-		idem := &chargenet.Idempotency{Owner: "p", Key: key, Answer: func(any) (*chargenet.IdempotentAnswer, error) {
-			return &chargenet.IdempotentAnswer{Status: 201, Header: map[string]string{"Location": "/x"}, Body: []byte("{}")}, nil
-		}}
+		idem := &chargenet.Idempotency{Owner: "p", Key: key, Answer: func(any) ([]byte, error) { return []byte("{}"), nil }}
 		require.NoError(t, s.CreateWebhook(ctx, &w, idem))
 	}
 

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -175,4 +176,29 @@ func TestEventLogMigration(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, int64(3), logged[2].Seq, "the sequence continues after the migrated events")
 	assert.Greater(t, logged[2].Pos, logged[1].Pos)
+}
+
+// TestIdempotencyAnswerMigration upgrades a database holding an answer kept in the
+// columns before 0015 (status, header, body): the answer comes back as the one value the
+// server reads, {"status", "header", "body"}, with the body's JSON as it was sent.
+func TestIdempotencyAnswerMigration(t *testing.T) {
+	ctx := t.Context()
+	u := NewSchemaURL(t)
+	kept := time.Now().UTC().Add(-time.Hour)
+	body := `{"uid":1041,"evseId":"DE*TST*E9001","connectors":[{"id":1,"maxElectricPower":22.5}],"url":"https://x.example.com/a?b=1\u0026c=\u003c2\u003e","f":[7.4,1e-7,-0,12345678901234567890]}`
+	require.NoError(t, postgres.MigrateBeforeForTest(ctx, u, "0015",
+		`INSERT INTO idempotency_keys (owner, key, fingerprint, status, header, body, created_at) VALUES `+
+			`('partner', 'key-1', '\x0102', 201, '{"ETag":"\"1\"","Location":"/v2/evses/1041"}', convert_to($$`+body+"\n"+`$$, 'UTF8'), '`+
+			kept.Format(time.RFC3339Nano)+`')`,
+	))
+	s, err := postgres.Open(ctx, u, postgres.Options{MaxConns: 4})
+	require.NoError(t, err)
+	defer s.Close()
+	a, err := s.IdempotentAnswer(ctx, "partner", "key-1", time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, []byte{1, 2}, a.Fingerprint[:2])
+	assert.JSONEq(t, `{"status":201,"header":{"ETag":"\"1\"","Location":"/v2/evses/1041"},"body":`+body+`}`, string(a.Answer))
+	var answer struct{ Body json.RawMessage }
+	require.NoError(t, json.Unmarshal(a.Answer, &answer))
+	assert.Equal(t, body, string(answer.Body), "the body byte for byte")
 }

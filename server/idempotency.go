@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -111,12 +112,16 @@ func (g *idempotencyGuard) replay(c echo.Context, who, key string, fp [sha256.Si
 			"Idempotency-Key %q was used at %s for a request with another body or operation; use a new key for a new request",
 			key, a.CreatedAt.UTC().Format(time.RFC3339))
 	}
+	var kept keptResponse
+	if err := json.Unmarshal(a.Answer, &kept); err != nil {
+		return false, fmt.Errorf("reading the answer kept for Idempotency-Key %q: %w", key, err)
+	}
 	h := c.Response().Header()
-	for name, value := range a.Header {
+	for name, value := range kept.Header {
 		h.Set(name, value)
 	}
 	h.Set(headerReplayed, "true")
-	return true, c.Blob(a.Status, echo.MIMEApplicationJSON, a.Body)
+	return true, c.Blob(kept.Status, echo.MIMEApplicationJSON, append(kept.Body, '\n'))
 }
 
 func inUse(key string) error {
@@ -136,7 +141,7 @@ func fingerprint(method, path string, body []byte) [sha256.Size]byte {
 
 // idempotency returns the request's pending Idempotency-Key with answer, which makes
 // the answer to keep from what the store created; nil when the request has no key.
-func (s *Server) idempotency(ctx context.Context, answer func(created any) (*chargenet.IdempotentAnswer, error)) *chargenet.Idempotency {
+func (s *Server) idempotency(ctx context.Context, answer func(created any) ([]byte, error)) *chargenet.Idempotency {
 	pending, _ := ctx.Value(idempotencyKey{}).(*chargenet.Idempotency)
 	if pending == nil {
 		return nil
@@ -146,12 +151,21 @@ func (s *Server) idempotency(ctx context.Context, answer func(created any) (*cha
 	return &idem
 }
 
-// keptAnswer is the answer to keep: status, headers and body encoded as the generated
-// response encodes it (JSON and a newline).
-func keptAnswer(status int, body any, header map[string]string) (*chargenet.IdempotentAnswer, error) {
+// keptResponse is the form of the answer the store keeps for an Idempotency-Key: the
+// status, the headers to send again (ETag, Location) and the JSON body, sent again with
+// a newline as the generated response writes it.
+type keptResponse struct {
+	Status int               `json:"status"`
+	Header map[string]string `json:"header"`
+	Body   json.RawMessage   `json:"body"`
+}
+
+// keptAnswer is the answer to keep for a response with status, body (encoded as the
+// generated response encodes it) and header.
+func keptAnswer(status int, body any, header map[string]string) ([]byte, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	return &chargenet.IdempotentAnswer{Status: status, Header: header, Body: append(b, '\n')}, nil
+	return json.Marshal(keptResponse{Status: status, Header: header, Body: b})
 }

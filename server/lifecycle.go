@@ -59,7 +59,7 @@ func (s *Server) CreateEvse(ctx context.Context, req gen.CreateEvseRequestObject
 	if err := e.PrepareNew(now); err != nil {
 		return nil, err
 	}
-	idem := s.idempotency(ctx, func(created any) (*chargenet.IdempotentAnswer, error) {
+	idem := s.idempotency(ctx, func(created any) ([]byte, error) {
 		r := createdEVSE(created.(*chargenet.EVSE))
 		return keptAnswer(http.StatusCreated, r.Body, map[string]string{"ETag": *r.Headers.ETag, "Location": *r.Headers.Location})
 	})
@@ -116,7 +116,7 @@ func (s *Server) CreateConnector(ctx context.Context, req gen.CreateConnectorReq
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
 	c := connectorFromCreate(req.Body)
-	idem := s.idempotency(ctx, func(created any) (*chargenet.IdempotentAnswer, error) {
+	idem := s.idempotency(ctx, func(created any) ([]byte, error) {
 		r := createdConnector(created.(*chargenet.EVSE))
 		return keptAnswer(http.StatusCreated, r.Body, map[string]string{"ETag": *r.Headers.ETag})
 	})

@@ -67,7 +67,7 @@ func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequest
 		Subscriptions: subs, Enabled: true, Secret: chargenet.NewWebhookSecret(), CreatedAt: now, UpdatedAt: now}
 	location := "/emsp/v1/webhooks/" + w.ID
 	answer := gen.CreateWebhook201JSONResponse{Body: webhookWithSecret(w), Headers: gen.CreateWebhook201ResponseHeaders{Location: &location}}
-	idem := s.idempotency(ctx, func(any) (*chargenet.IdempotentAnswer, error) {
+	idem := s.idempotency(ctx, func(any) ([]byte, error) {
 		return keptAnswer(http.StatusCreated, answer.Body, map[string]string{"Location": location})
 	})
 	if err := s.store.CreateWebhook(ctx, w, idem); err != nil {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -331,12 +330,11 @@ func (s *Store) IdempotentAnswer(ctx context.Context, owner, key string, now tim
 	var (
 		a           chargenet.IdempotentAnswer
 		fingerprint []byte
-		header      string
 		created     string
 	)
-	err := s.read.QueryRowContext(ctx, `SELECT fingerprint, status, header, body, created_at FROM idempotency_keys `+
+	err := s.read.QueryRowContext(ctx, `SELECT fingerprint, answer, created_at FROM idempotency_keys `+
 		`WHERE owner = ? AND key = ? AND created_at > ?`, owner, key, formatTime(now.Add(-chargenet.IdempotencyTTL))).
-		Scan(&fingerprint, &a.Status, &header, &a.Body, &created)
+		Scan(&fingerprint, &a.Answer, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "Idempotency-Key", "no answer kept for Idempotency-Key %q", key)
 	}
@@ -344,9 +342,6 @@ func (s *Store) IdempotentAnswer(ctx context.Context, owner, key string, now tim
 		return nil, wrap("idempotent answer", err)
 	}
 	copy(a.Fingerprint[:], fingerprint)
-	if err := json.Unmarshal([]byte(header), &a.Header); err != nil {
-		return nil, wrap("idempotent answer", err)
-	}
 	if a.CreatedAt, err = parseTime(created); err != nil {
 		return nil, wrap("idempotent answer", err)
 	}
@@ -388,16 +383,15 @@ func keepAnswer(ctx context.Context, tx *sql.Tx, idem *chargenet.Idempotency, cr
 	if idem == nil {
 		return nil
 	}
-	a, err := idem.Answer(created)
+	answer, err := idem.Answer(created)
 	if err != nil {
 		return err
 	}
-	header, err := json.Marshal(a.Header)
-	if err != nil {
-		return err
+	if answer == nil {
+		answer = []byte{} // NOT NULL
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (owner, key, fingerprint, status, header, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		idem.Owner, idem.Key, idem.Fingerprint[:], a.Status, string(header), a.Body, formatTime(now)); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (owner, key, fingerprint, answer, created_at) VALUES (?, ?, ?, ?, ?)`,
+		idem.Owner, idem.Key, idem.Fingerprint[:], answer, formatTime(now)); err != nil {
 		if constraintCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
 			return chargenet.IdempotencyKeyInUse(idem.Key)
 		}

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -803,4 +804,30 @@ func TestGroupCacheChargeboxes(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, stored, mine, "EVSE %d", uid)
 	}
+}
+
+// TestIdempotencyAnswerMigration upgrades a database holding an answer kept in the
+// columns before 0018 (status, header, body): the answer comes back as the one value the
+// server reads, {"status", "header", "body"}, with the body's JSON as it was sent.
+func TestIdempotencyAnswerMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	kept := time.Now().UTC().Add(-time.Hour)
+	body := `{"uid":1041,"evseId":"DE*TST*E9001","connectors":[{"id":1,"maxElectricPower":22.5}],"url":"https://x.example.com/a?b=1\u0026c=\u003c2\u003e","f":[7.4,1e-7,-0,12345678901234567890]}`
+	require.NoError(t, sqlite.MigrateBeforeForTest(ctx, path, "0018",
+		`INSERT INTO idempotency_keys (owner, key, fingerprint, status, header, body, created_at) VALUES `+
+			`('partner', 'key-1', x'0102', 201, '{"ETag":"\"1\"","Location":"/v2/evses/1041"}', CAST('`+body+"\n"+`' AS BLOB), '`+
+			kept.Format("2006-01-02T15:04:05.000000000Z07:00")+`')`,
+	))
+	s := mustOpen(t, path)
+	a, err := s.IdempotentAnswer(ctx, "partner", "key-1", time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, []byte{1, 2}, a.Fingerprint[:2])
+	assert.JSONEq(t, `{"status":201,"header":{"ETag":"\"1\"","Location":"/v2/evses/1041"},"body":`+body+`}`, string(a.Answer))
+	var answer struct{ Body json.RawMessage }
+	require.NoError(t, json.Unmarshal(a.Answer, &answer))
+	assert.Equal(t, body, string(answer.Body), "the body byte for byte")
+	n, err := s.CountForTest(ctx, `pragma_table_info('idempotency_keys') WHERE name IN ('status', 'header', 'body')`)
+	require.NoError(t, err)
+	assert.Zero(t, n, "the old columns are gone")
 }

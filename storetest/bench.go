@@ -26,8 +26,8 @@ func BenchCreateEVSE(b *testing.B, s chargenet.Store) {
 			if err := e.PrepareNew(now); err != nil {
 				b.Fatal(err)
 			}
-			idem := &chargenet.Idempotency{Owner: "bench", Key: fmt.Sprint(i), Answer: func(any) (*chargenet.IdempotentAnswer, error) {
-				return &chargenet.IdempotentAnswer{Status: 201, Header: map[string]string{}, Body: []byte(`{}`)}, nil
+			idem := &chargenet.Idempotency{Owner: "bench", Key: fmt.Sprint(i), Answer: func(any) ([]byte, error) {
+				return []byte(`{}`), nil
 			}}
 			if _, err := s.CreateEVSE(context.Background(), &e, idem, now); err != nil {
 				b.Fatal(err)

@@ -294,15 +294,11 @@ func testSendTestEvent(t *testing.T, open Opener) {
 		require.NoError(t, s.CreateWebhook(ctx, w, nil))
 	}
 	var announced atomic.Int64
-	if an, ok := s.(chargenet.EventAnnouncer); ok {
-		an.OnEvents(func() { announced.Add(1) })
-		defer an.OnEvents(nil)
-	}
+	s.OnEvents(func() { announced.Add(1) })
+	defer s.OnEvents(nil)
 	ping := chargenet.NewPingEvent(a.ID, a.URL, start)
 	require.NoError(t, s.SendTestEvent(ctx, "p", a.ID, ping, start))
-	if _, ok := s.(chargenet.EventAnnouncer); ok {
-		assert.GreaterOrEqual(t, announced.Load(), int64(1), "announced before it returns")
-	}
+	assert.GreaterOrEqual(t, announced.Load(), int64(1), "announced before it returns")
 	ds := claimAll(t, s, start)
 	require.Len(t, ds, 1, "for the one webhook only")
 	d := ds[0]

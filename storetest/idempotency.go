@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -27,16 +26,21 @@ type idemKey struct {
 func newIdemKey(owner, key, body string) *idemKey {
 	k := &idemKey{}
 	fp := sha256.Sum256([]byte(body))
-	k.Idempotency = chargenet.Idempotency{Owner: owner, Key: key, Fingerprint: fp, Answer: func(created any) (*chargenet.IdempotentAnswer, error) {
+	k.Idempotency = chargenet.Idempotency{Owner: owner, Key: key, Fingerprint: fp, Answer: func(created any) ([]byte, error) {
 		k.mu.Lock()
 		k.created = append(k.created, created)
 		k.mu.Unlock()
-		return answerOf(fp, created)
+		a, err := answerOf(fp, created)
+		if err != nil {
+			return nil, err
+		}
+		return a.Answer, nil
 	}}
 	return k
 }
 
-// answerOf is the answer an idemKey keeps for created.
+// answerOf is the answer an idemKey keeps for created: bytes the store must keep as
+// they are, a NUL and a byte that is not UTF-8 among them.
 func answerOf(fp [sha256.Size]byte, created any) (*chargenet.IdempotentAnswer, error) {
 	switch c := created.(type) {
 	case *chargenet.EVSE:
@@ -44,15 +48,9 @@ func answerOf(fp [sha256.Size]byte, created any) (*chargenet.IdempotentAnswer, e
 		if err != nil {
 			return nil, err
 		}
-		return &chargenet.IdempotentAnswer{Fingerprint: fp, Status: 201, Body: doc,
-			Header: map[string]string{"ETag": c.ETag(), "Location": fmt.Sprintf("/v2/evses/%d", c.UID)}}, nil
+		return &chargenet.IdempotentAnswer{Fingerprint: fp, Answer: fmt.Appendf(nil, "201 %s /v2/evses/%d\x00\xff%s", c.ETag(), c.UID, doc)}, nil
 	case *chargenet.Webhook:
-		doc, err := json.Marshal(map[string]string{"id": c.ID, "url": c.URL})
-		if err != nil {
-			return nil, err
-		}
-		return &chargenet.IdempotentAnswer{Fingerprint: fp, Status: 201, Body: doc,
-			Header: map[string]string{"Location": "/emsp/v1/webhooks/" + c.ID}}, nil
+		return &chargenet.IdempotentAnswer{Fingerprint: fp, Answer: fmt.Appendf(nil, "201 /emsp/v1/webhooks/%s\x00\xff%s", c.ID, c.URL)}, nil
 	}
 	return nil, fmt.Errorf("unexpected %T", created)
 }
@@ -228,7 +226,7 @@ func testIdempotency(t *testing.T, open Opener) {
 	t.Run("an error of Answer undoes the write", func(t *testing.T) {
 		before := takeSnapshot(t, s)
 		failed := errors.New("no answer")
-		idem := chargenet.Idempotency{Owner: "partner-a", Key: "key-4", Answer: func(any) (*chargenet.IdempotentAnswer, error) { return nil, failed }}
+		idem := chargenet.Idempotency{Owner: "partner-a", Key: "key-4", Answer: func(any) ([]byte, error) { return nil, failed }}
 		_, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9406", "LOC-0021", 900, ""), t0), &idem, t0)
 		assert.ErrorIs(t, err, failed)
 		_, err = s.ChangeEVSE(ctx, 1001, func(e *chargenet.EVSE) ([]chargenet.Event, error) {

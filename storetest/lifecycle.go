@@ -268,10 +268,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 	ctx := t.Context()
 	subscribeAll(t, s)
 	var announced atomic.Int64
-	announcer, announces := s.(chargenet.EventAnnouncer)
-	if announces {
-		announcer.OnEvents(func() { announced.Add(1) })
-	}
+	s.OnEvents(func() { announced.Add(1) })
 
 	tests := []struct {
 		name   string
@@ -325,9 +322,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 			doc, err := wire.EncodeEVSE(got)
 			require.NoError(t, err)
 			assert.JSONEq(t, string(doc), string(data.EVSE), "the event carries the EVSE as stored")
-			if announces {
-				assert.Equal(t, int64(i+1), announced.Load(), "each create with a subscriber is announced")
-			}
+			assert.Equal(t, int64(i+1), announced.Load(), "each create with a subscriber is announced")
 		})
 	}
 

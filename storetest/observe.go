@@ -19,10 +19,7 @@ import (
 func testObserve(t *testing.T, open Opener) {
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
-	insp, ok := s.(chargenet.Inspector)
-	require.True(t, ok, "%T reports on itself", s)
-	cr, ok := s.(chargenet.CommitReporter)
-	require.True(t, ok, "%T reports its commits", s)
+	insp, cr := s, s
 
 	known, applied, err := insp.MigrationHead(ctx)
 	require.NoError(t, err)
@@ -89,10 +86,7 @@ func testObserve(t *testing.T, open Opener) {
 func testCommitWait(t *testing.T, open Opener) {
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
-	cw, ok := s.(chargenet.CommitWaiter)
-	require.True(t, ok, "%T can wait for company", s)
-	cr, ok := s.(chargenet.CommitReporter)
-	require.True(t, ok, "%T reports its commits", s)
+	cw, cr := s, s
 	var mu sync.Mutex
 	var writes []int
 	cr.OnCommit(func(op string, _ time.Duration, n int) {

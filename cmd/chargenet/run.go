@@ -156,9 +156,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if s, ok := store.(*sqlite.Store); ok {
 		s.SetReadCacheSize(cfg.ReadCacheMB << 20)
 	}
-	if s, ok := store.(chargenet.CommitWaiter); ok {
-		s.SetCommitWait(cfg.CommitWait)
-	}
+	store.SetCommitWait(cfg.CommitWait)
 
 	secret := cfg.CursorSecret
 	if secret == "" {
@@ -244,9 +242,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	dctx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
 	dispatched := make(chan struct{})
 	if cfg.WebhookDispatch {
-		if a, ok := store.(chargenet.EventAnnouncer); ok {
-			a.OnEvents(dispatcher.Notify) // deliver queued events at once, not at the next poll
-		}
+		store.OnEvents(dispatcher.Notify) // deliver queued events at once, not at the next poll
 		go func() { defer close(dispatched); dispatcher.Run(dctx) }()
 	} else {
 		close(dispatched)
