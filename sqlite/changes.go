@@ -100,7 +100,11 @@ func (s *Store) ListEVSEChanges(ctx context.Context, seek chargenet.ChangeSeek[i
 	if seek.Limit <= 0 || (seek.HasPos && seek.Pos > maxPos) {
 		return []chargenet.EVSE{}, nil
 	}
-	rows, err := s.changeList[0][b2i(seek.HasPos)][b2i(!seek.Since.IsZero())].QueryContext(ctx, changeArgs(seek)...)
+	st, err := s.reads.get(ctx, listEVSEChangesQuery(seek.HasPos, !seek.Since.IsZero()))
+	if err != nil {
+		return nil, wrap("list evse changes", err)
+	}
+	rows, err := st.QueryContext(ctx, changeArgs(seek)...)
 	if err != nil {
 		return nil, wrap(op, err)
 	}
@@ -117,7 +121,11 @@ func (s *Store) ListLocationChanges(ctx context.Context, seek chargenet.ChangeSe
 	if seek.Limit <= 0 || (seek.HasPos && seek.Pos > maxPos) {
 		return []chargenet.Location{}, nil
 	}
-	rows, err := s.changeList[1][b2i(seek.HasPos)][b2i(!seek.Since.IsZero())].QueryContext(ctx, changeArgs(seek)...)
+	st, err := s.reads.get(ctx, listLocationChangesQuery(seek.HasPos, !seek.Since.IsZero()))
+	if err != nil {
+		return nil, wrap("list location changes", err)
+	}
+	rows, err := st.QueryContext(ctx, changeArgs(seek)...)
 	if err != nil {
 		return nil, wrap(op, err)
 	}

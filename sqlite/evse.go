@@ -200,7 +200,7 @@ func (s *Store) ListEVSEs(ctx context.Context, seek chargenet.Seek[int64]) ([]ch
 	if seek.Limit <= 0 {
 		return []chargenet.EVSE{}, nil
 	}
-	rows, err := seekRows(ctx, &s.evses, seek)
+	rows, err := seekRows(ctx, &s.reads, listEVSEsQuery, seek)
 	if err != nil {
 		return nil, wrap("list evses", err)
 	}

@@ -252,7 +252,11 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 				continue
 			}
 			if mask := f &^ groupcommit.FieldStatus; mask != 0 {
-				if _, err := tx.StmtContext(ctx, s.patch[mask]).ExecContext(ctx, append(patchedValues(c, mask), e.UID, id)...); err != nil {
+				st, err := s.writes.get(ctx, patchQuery(mask))
+				if err != nil {
+					return false, err
+				}
+				if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, append(patchedValues(c, mask), e.UID, id)...); err != nil {
 					return t.fail(err)
 				}
 			}

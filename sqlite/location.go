@@ -120,7 +120,7 @@ func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) 
 	if seek.Limit <= 0 {
 		return []chargenet.Location{}, nil
 	}
-	rows, err := seekRows(ctx, &s.locations, seek)
+	rows, err := seekRows(ctx, &s.reads, listLocationsQuery, seek)
 	if err != nil {
 		return nil, wrap("list locations", err)
 	}

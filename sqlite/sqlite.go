@@ -56,18 +56,17 @@ type Store struct {
 
 	// Read statements, prepared on read.
 	evse         *sql.Stmt
-	evses        [2][3]*sql.Stmt // [backward][keyMode]
 	location     *sql.Stmt
-	locations    [2][3]*sql.Stmt // [backward][keyMode]
 	apiKeyByHash *sql.Stmt
-	changes      *sql.Stmt          // the change positions, for the read cache
-	changeList   [2][2][2]*sql.Stmt // change lists: [locations][hasPos][since]
+	changes      *sql.Stmt // the change positions, for the read cache
+	// reads and writes keep the statements whose text depends on the call: keyset
+	// reads, change lists, PATCHes of some columns, batches of events.
+	reads, writes statements
 
 	// Write statements, prepared on write (its only connection, so a transaction
 	// reuses them through Tx.StmtContext without preparing again).
 	evseForUpdate   *sql.Stmt
 	setVersion      *sql.Stmt
-	patch           [1 << patchFields]*sql.Stmt // by groupcommit Field bits
 	insertLocation  *sql.Stmt
 	insertEVSE      *sql.Stmt
 	insertConnector *sql.Stmt
@@ -77,7 +76,6 @@ type Store struct {
 	insertSetting   *sql.Stmt
 	selectSetting   *sql.Stmt
 	logEnd          *sql.Stmt
-	insertEventRows [len(insertBatches)]*sql.Stmt // by the index of their size in insertBatches
 	fanOut          *sql.Stmt
 	g               groupStatements
 
@@ -213,6 +211,7 @@ func (s *Store) Close() error {
 		for _, st := range s.stmts {
 			errs = append(errs, st.Close())
 		}
+		errs = append(errs, s.reads.close(), s.writes.close())
 		if s.read != nil && s.read != s.write {
 			errs = append(errs, s.read.Close())
 		}
@@ -354,28 +353,14 @@ func (s *Store) prepare(ctx context.Context) error {
 		s.stmts = append(s.stmts, st)
 		return st
 	}
+	s.reads.db, s.writes.db = s.read, s.write
 	s.evse = p(s.read, evseByUIDQuery)
 	s.location = p(s.read, locationByIDQuery)
 	s.changes = p(s.read, changesQuery)
 	s.apiKeyByHash = p(s.read, `SELECT name, hash, scope, created_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL`)
-	for _, backward := range []bool{false, true} {
-		for _, mode := range []keyMode{noKey, pastKey, atKey} {
-			s.evses[b2i(backward)][mode] = p(s.read, listEVSEsQuery(backward, mode))
-			s.locations[b2i(backward)][mode] = p(s.read, listLocationsQuery(backward, mode))
-		}
-	}
-	for _, hasPos := range []bool{false, true} {
-		for _, since := range []bool{false, true} {
-			s.changeList[0][b2i(hasPos)][b2i(since)] = p(s.read, listEVSEChangesQuery(hasPos, since))
-			s.changeList[1][b2i(hasPos)][b2i(since)] = p(s.read, listLocationChangesQuery(hasPos, since))
-		}
-	}
 
 	s.evseForUpdate = p(s.write, evseByUIDQuery)
 	s.setVersion = p(s.write, `UPDATE evses SET version = ?, last_updated = ? WHERE uid = ?`)
-	for mask := 1; mask < len(s.patch); mask++ {
-		s.patch[mask] = p(s.write, patchQuery(mask))
-	}
 	s.insertLocation = p(s.write, `INSERT INTO locations (`+locationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	s.insertEVSE = p(s.write, `INSERT INTO evses (`+evseColumns+`) VALUES (?, ?, ?, ?, ?, ?, 1)`)
 	s.insertConnector = p(s.write, `INSERT INTO connectors (`+connectorColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -385,73 +370,57 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.insertSetting = p(s.write, `INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`)
 	s.selectSetting = p(s.write, `SELECT value FROM settings WHERE name = ?`)
 	s.logEnd = p(s.write, logEndQuery)
-	for i, n := range insertBatches {
-		s.insertEventRows[i] = p(s.write, insertEventsQuery(n))
-	}
 	s.fanOut = p(s.write, fanOutQuery)
 	s.g = groupStatements{chargeboxEVSEs: p(s.write, chargeboxEVSEsQuery), statusTimes: p(s.write, statusTimesQuery),
 		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery),
 		writeState: p(s.write, writeStateQuery)}
-	return err
+	if err != nil {
+		return err
+	}
+	return s.warm(ctx)
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
+// warm prepares every variant of the statements kept in reads and writes: a statement
+// prepared later on the writer connection would wait for the transaction that holds it.
+func (s *Store) warm(ctx context.Context) error {
+	var queries []string
+	for _, backward := range []bool{false, true} {
+		for _, mode := range []keyMode{noKey, pastKey, atKey} {
+			queries = append(queries, listEVSEsQuery(backward, mode), listLocationsQuery(backward, mode))
+		}
 	}
-	return 0
+	for _, hasPos := range []bool{false, true} {
+		for _, since := range []bool{false, true} {
+			queries = append(queries, listEVSEChangesQuery(hasPos, since), listLocationChangesQuery(hasPos, since))
+		}
+	}
+	for _, q := range queries {
+		if _, err := s.reads.get(ctx, q); err != nil {
+			return err
+		}
+	}
+	queries = queries[:0]
+	for mask := 1; mask < 1<<patchFields; mask++ {
+		queries = append(queries, patchQuery(mask))
+	}
+	for _, n := range insertBatches {
+		queries = append(queries, insertEventsQuery(n))
+	}
+	for _, q := range queries {
+		if _, err := s.writes.get(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// keyMode is how a keyset read uses its key (see chargenet.Seek).
-type keyMode int
-
-const (
-	noKey   keyMode = iota // from the first row (the last, backward)
-	pastKey                // the rows after the key (before it, backward)
-	atKey                  // the key's row too (Seek.Inclusive)
-)
-
-// keyModeOf returns the keyMode of seek.
-func keyModeOf[K int64 | string](seek chargenet.Seek[K]) keyMode {
-	switch {
-	case !seek.HasKey:
-		return noKey
-	case seek.Inclusive:
-		return atKey
+// seekRows runs the keyset read that query returns for seek's direction and key mode,
+// with the key as first argument when there is one and the limit last.
+func seekRows[K int64 | string](ctx context.Context, c *statements, query func(backward bool, mode keyMode) string, seek chargenet.Seek[K]) (*sql.Rows, error) {
+	st, err := c.get(ctx, query(seek.Backward, keyModeOf(seek)))
+	if err != nil {
+		return nil, err
 	}
-	return pastKey
-}
-
-// keyset returns the WHERE clause (empty without a key) and the ORDER BY direction of a
-// keyset read on column: the rows after the key in ascending order, or before it in
-// descending order when backward, the key's row too when mode is atKey. filter, when
-// not empty, is a condition the rows must also meet (its parameters come before the
-// key's).
-func keyset(column, filter string, backward bool, mode keyMode) (where, dir string) {
-	cmp, dir := ">", "ASC"
-	if backward {
-		cmp, dir = "<", "DESC"
-	}
-	if mode == atKey {
-		cmp += "="
-	}
-	var conds []string
-	if filter != "" {
-		conds = append(conds, filter)
-	}
-	if mode != noKey {
-		conds = append(conds, column+" "+cmp+" ?")
-	}
-	if len(conds) > 0 {
-		where = "WHERE " + strings.Join(conds, " AND ") + " "
-	}
-	return where, dir
-}
-
-// seekRows runs the keyset statement of sts that fits seek: sts[backward][keyMode], with
-// the key as first argument when there is one and the limit last.
-func seekRows[K int64 | string](ctx context.Context, sts *[2][3]*sql.Stmt, seek chargenet.Seek[K]) (*sql.Rows, error) {
-	st := sts[b2i(seek.Backward)][keyModeOf(seek)]
 	if seek.HasKey {
 		return st.QueryContext(ctx, seek.Key, seek.Limit)
 	}
@@ -503,4 +472,11 @@ func unavailable(err error) bool {
 // wrap is chargenet.WrapStoreError for this store (see unavailable).
 func wrap(op string, err error) error {
 	return chargenet.WrapStoreError("sqlite", op, err, unavailable)
+}
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return formatTime(t)
 }

@@ -4,129 +4,17 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/chargenet/chargenet"
-	"github.com/chargenet/chargenet/internal/groupcommit"
-	"github.com/chargenet/chargenet/internal/wire"
 )
 
-const (
-	webhookColumns = `id, owner, url, description, enabled, disabled_reason, secret, previous_secret, ` +
-		`previous_secret_until, created_at, updated_at`
-
-	// fanOutQuery queues the events with seq above its parameter (those a transaction
-	// just stored) for every webhook subscribed to their types, due at their times, in
-	// log order.
-	fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
-		`SELECT e.id, w.webhook_id, w.api_version, e.occurred_at FROM events e ` +
-		`JOIN webhook_event_types w ON w.type = e.type WHERE e.seq > ? ORDER BY e.seq, w.webhook_id`
-)
-
-// insertEventsQuery stores n events in the log; its parameters are seq, id, type, time,
-// data, traceparent and high water (migration 0015) of each (see Store.insertEvents).
-// The values are plain parameters: a statement whose VALUES read the table it writes
-// has SQLite compute all of them into a temporary table before it inserts the first row.
-func insertEventsQuery(n int) string {
-	return `INSERT INTO events (seq, id, type, occurred_at, data, traceparent, hw) VALUES ` +
-		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?, ?), `, n), ", ")
-}
-
-// logEndQuery reads the high water of the newest event (empty for an empty log) and the
-// number the next event follows: the newest event's, or the highest pruned when that is
-// later (migration 0016).
-const logEndQuery = `SELECT coalesce((SELECT hw FROM events ORDER BY seq DESC LIMIT 1), ''), ` +
-	`max(coalesce((SELECT seq FROM events ORDER BY seq DESC LIMIT 1), 0), coalesce((SELECT last_seq FROM events_pruned), 0))`
-
-// insertBatches are the sizes of the prepared multi-row inserts of events (see
-// Store.insertEvents): a transaction's events are written in as few statements as
-// their count's binary digits.
-var insertBatches = [...]int{64, 32, 16, 8, 4, 2, 1}
-
-// filteredSeek returns the keyset read of seek over the rows of selectFrom that meet
-// filter (whose parameters are filterArgs), ordered by key, and its arguments.
-func filteredSeek[K int64 | string](selectFrom, filter, key string, filterArgs []any, seek chargenet.Seek[K]) (string, []any) {
-	where, dir := keyset(key, filter, seek.Backward, keyModeOf(seek))
-	args := filterArgs
-	if seek.HasKey {
-		args = append(args, seek.Key)
-	}
-	return selectFrom + " " + where + "ORDER BY " + key + " " + dir + " LIMIT ?", append(args, seek.Limit)
-}
-
-// placeholders returns n comma-separated "?".
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
-}
-
-// prefixed qualifies each of the comma-separated columns with prefix ("w.").
-func prefixed(columns, prefix string) string {
-	return prefix + strings.ReplaceAll(columns, ", ", ", "+prefix)
-}
+// webhookColumns are the columns of a webhook row, in the order webhookRow scans them.
+const webhookColumns = `id, owner, url, description, enabled, disabled_reason, secret, previous_secret, ` +
+	`previous_secret_until, created_at, updated_at`
 
 func webhookNotFound(id string) error {
 	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "webhookId", "webhook with webhookId %s not found", id)
-}
-
-// recordEvents writes events to the log in the caller's transaction, each queued for
-// every webhook subscribed to its type. It reports whether any was queued: the caller
-// announces them (chargenet.Announcer) once the transaction is committed.
-func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargenet.Event) (queued bool, err error) {
-	if len(events) == 0 {
-		return false, nil
-	}
-	first, err := s.insertEvents(ctx, tx, events)
-	if err != nil {
-		return false, err
-	}
-	res, err := tx.StmtContext(ctx, s.fanOut).ExecContext(ctx, first)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n > 0, err
-}
-
-// insertEvents stores events in the log in the caller's transaction (which holds the
-// write lock), in as few statements as insertBatches allow, numbered in their order
-// after the end of the log (logEndQuery), each with its high water (migration 0015): the
-// latest time of the event, of the events before it in the call and of the newest
-// logged before the call. It encodes each event's Payload into its Data (package
-// wire). It returns the seq before the first.
-func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []chargenet.Event) (first int64, err error) {
-	if err := wire.EncodeEvents(events); err != nil {
-		return 0, err
-	}
-	var hw string
-	if err := tx.StmtContext(ctx, s.logEnd).QueryRowContext(ctx).Scan(&hw, &first); err != nil {
-		return 0, err
-	}
-	seq := first
-	args := make([]any, 0, 7*insertBatches[0])
-	for rest, i := events, 0; len(rest) > 0; i++ {
-		size := insertBatches[i]
-		if size > len(rest) {
-			continue
-		}
-		args = args[:0]
-		for _, ev := range rest[:size] {
-			tp := ev.TraceParent
-			if tp == "" {
-				tp = chargenet.TraceParent(ctx)
-			}
-			at := formatTime(ev.Time)
-			hw = max(hw, at)
-			seq++
-			args = append(args, seq, ev.ID, ev.Type, at, string(ev.Data), tp, hw)
-		}
-		if _, err := tx.StmtContext(ctx, s.insertEventRows[i]).ExecContext(ctx, args...); err != nil {
-			return 0, err
-		}
-		rest = rest[size:]
-		i-- // the same size again while it fits
-	}
-	return first, nil
 }
 
 type webhookRow struct {
@@ -521,53 +409,4 @@ func recordAttempt(ctx context.Context, tx *sql.Tx, d *chargenet.Delivery, a *ch
 		_, err = tx.ExecContext(ctx, `UPDATE outbox SET next_attempt_at = ?, leased_until = NULL WHERE id = ?`, next, d.ID)
 	}
 	return err
-}
-
-// writeTx runs fn in a write transaction on the writer connection and commits it.
-func (s *Store) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = tx.Rollback() }()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-// ApplyStatusNotification applies n through the store's group commit (see
-// UpdateConnector): the group reads the charge box's EVSEs with their connectors and
-// status times, lets chargenet.ApplyStatusNotification decide (its errors are returned
-// unchanged), writes the changed EVSEs and connectors, and records the events, in one
-// transaction with the other changes of its group. Other errors are wrapped driver
-// errors.
-func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, now time.Time) (*chargenet.StatusResult, error) {
-	note := *n
-	op := &groupcommit.Op{Note: &note, Now: now.UTC()}
-	if err := s.submit(ctx, op, "apply status notification"); err != nil {
-		return nil, err
-	}
-	return op.Result, nil
-}
-
-func nullTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return formatTime(t)
-}
-
-// scanIDs reads the integer ids rows return, as query arguments, and closes rows.
-func scanIDs(rows *sql.Rows) ([]any, error) {
-	var ids []any
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			_ = rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, errors.Join(rows.Err(), rows.Close())
 }
