@@ -155,14 +155,30 @@ type WebhookService interface {
 	RecordAttempts(ctx context.Context, records ...AttemptRecord) error
 }
 
-// KeyService keeps the API keys, by the hash of their secret.
+// KeyService keeps the API keys, by the hashes of their secrets.
 type KeyService interface {
-	// CreateAPIKey stores a key by its hash. ErrConflict if the name is taken.
+	// CreateAPIKey stores a key by its hash. ErrConflict if the name is taken (also by a
+	// revoked key) or the hash is.
 	CreateAPIKey(ctx context.Context, key APIKey) error
-	// RevokeAPIKey marks the named key revoked. ErrNotFound if no active key has the name.
+	// RevokeAPIKey marks the named key revoked: none of its secrets works any more.
+	// ErrNotFound if no active key has the name.
 	RevokeAPIKey(ctx context.Context, name string, now time.Time) error
-	// APIKeyByHash returns the active (not revoked) key with this hash. ErrNotFound otherwise.
+	// APIKeyByHash returns the key, not revoked, whose current or previous secret has
+	// this hash, also when that secret has expired (APIKey.SecretExpiry says until when
+	// it works). ErrNotFound otherwise.
 	APIKeyByHash(ctx context.Context, hash [sha256.Size]byte) (*APIKey, error)
+	// ListAPIKeys reads one keyset slice of the keys not revoked, expired ones
+	// included, ordered by name (see Seek).
+	ListAPIKeys(ctx context.Context, seek Seek[string]) ([]APIKey, error)
+	// RotateAPIKey gives the named key the secret whose hash is r.Hash. The current
+	// secret keeps working until r.PreviousUntil; the one an earlier rotation replaced
+	// stops at once. r.ExpiresAt, when set, becomes the key's expiry. It returns the key
+	// as stored. ErrNotFound if no active key has the name; ErrConflict (param hash) if
+	// a key has that hash.
+	RotateAPIKey(ctx context.Context, name string, r KeyRotation) (*APIKey, error)
+	// RecordAPIKeyUse sets each named key's LastUsedAt to its use's time, unless it is
+	// later already, in one transaction. Unknown and revoked names are skipped.
+	RecordAPIKeyUse(ctx context.Context, uses []KeyUse) error
 }
 
 // IdempotencyService reads the answers kept for Idempotency-Keys; the writes that
@@ -295,20 +311,3 @@ func (a *DeliveryAttempt) ReceiverDown() bool {
 	return a.Outcome == OutcomeFailed && a.NextAttemptAt != nil &&
 		(a.HTTPStatus == 0 || a.HTTPStatus >= 500 || a.HTTPStatus == 429)
 }
-
-// APIKey is a stored API key. Only its SHA-256 hash is kept.
-type APIKey struct {
-	Name      string
-	Hash      [sha256.Size]byte
-	Scope     string
-	CreatedAt time.Time
-}
-
-// Scopes an API key can have.
-const (
-	ScopePartner = "partner" // the public API
-	ScopeIngest  = "ingest"  // charge-box status ingestion
-)
-
-// HashAPIKey returns the SHA-256 of a key, the only form in which keys are stored.
-func HashAPIKey(key string) [sha256.Size]byte { return sha256.Sum256([]byte(key)) }

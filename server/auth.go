@@ -82,7 +82,7 @@ func (k *Keys) Authenticate(ctx context.Context, header []string) (*chargenet.AP
 		match |= subtle.ConstantTimeCompare(hash[:], k.static[i][:])
 	}
 	if match == 1 {
-		return &chargenet.APIKey{Name: "env", Hash: hash, Scope: chargenet.ScopePartner}, nil
+		return &chargenet.APIKey{Name: chargenet.DevKeyName, Hash: hash, Scopes: []string{chargenet.ScopePartner}}, nil
 	}
 	now := time.Now()
 	k.mu.Lock()
@@ -92,7 +92,12 @@ func (k *Keys) Authenticate(ctx context.Context, header []string) (*chargenet.AP
 		return &c.key, nil
 	}
 	key, err := k.store.APIKeyByHash(ctx, hash)
-	if errors.Is(err, chargenet.ErrNotFound) || (err == nil && subtle.ConstantTimeCompare(key.Hash[:], hash[:]) != 1) {
+	if err == nil {
+		if _, _, ok := key.SecretExpiry(hash); !ok {
+			err = chargenet.ErrNotFound
+		}
+	}
+	if errors.Is(err, chargenet.ErrNotFound) {
 		return nil, forbidden(`header "Authorization": the API key is unknown or revoked`)
 	}
 	if err != nil {
@@ -139,8 +144,8 @@ func authenticationFunc(keys *Keys, lim *limiter) openapi3filter.AuthenticationF
 		if in.SecuritySchemeName == "ingestKey" {
 			want = chargenet.ScopeIngest
 		}
-		if key.Scope != want {
-			return forbidden(`header "Authorization": the API key has scope %q, which does not grant this operation`, key.Scope)
+		if g, _ := chargenet.GrantsOf(want); !key.Grants().Has(g) {
+			return forbidden(`header "Authorization": the API key has scope %q, which does not grant this operation`, strings.Join(key.Scopes, " "))
 		}
 		c, ok := ctx.Value(echoContextKey).(echo.Context)
 		if !ok {

@@ -342,7 +342,7 @@ func demoDatabase(t *testing.T, dir string) string {
 	require.NoError(t, err)
 	require.NoError(t, store.Import(context.Background(), chargenet.DemoInventory(time.Now())))
 	require.NoError(t, store.CreateAPIKey(context.Background(), chargenet.APIKey{
-		Name: "ingest", Hash: chargenet.HashAPIKey(ingestKey), Scope: chargenet.ScopeIngest, CreatedAt: time.Now()}))
+		Name: "ingest", Hash: chargenet.HashAPIKey(ingestKey), Scopes: []string{chargenet.ScopeIngest}, CreatedAt: time.Now()}))
 	require.NoError(t, store.Close())
 	_, err = os.Stat(path + "-wal")
 	require.ErrorIs(t, err, fs.ErrNotExist, "closing the store leaves the whole database in its file")

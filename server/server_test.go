@@ -113,10 +113,10 @@ func assertError(t *testing.T, rec *httptest.ResponseRecorder, status int, code,
 func TestAuthentication(t *testing.T) {
 	v := newEnv(t, false)
 	require.NoError(t, v.store.CreateAPIKey(context.Background(), chargenet.APIKey{
-		Name: "partner-a", Hash: chargenet.HashAPIKey("stored-key-0123456789"), Scope: chargenet.ScopePartner, CreatedAt: time.Now(),
+		Name: "partner-a", Hash: chargenet.HashAPIKey("stored-key-0123456789"), Scopes: []string{chargenet.ScopePartner}, CreatedAt: time.Now(),
 	}))
 	require.NoError(t, v.store.CreateAPIKey(context.Background(), chargenet.APIKey{
-		Name: "ingest", Hash: chargenet.HashAPIKey("ingest-key-0123456789"), Scope: chargenet.ScopeIngest, CreatedAt: time.Now(),
+		Name: "ingest", Hash: chargenet.HashAPIKey("ingest-key-0123456789"), Scopes: []string{chargenet.ScopeIngest}, CreatedAt: time.Now(),
 	}))
 	tests := []struct {
 		name   string
@@ -169,7 +169,7 @@ func TestAuthentication(t *testing.T) {
 	t.Run("revoked key", func(t *testing.T) {
 		v2 := newEnv(t, true)
 		require.NoError(t, v2.store.CreateAPIKey(context.Background(), chargenet.APIKey{
-			Name: "gone", Hash: chargenet.HashAPIKey("revoked-key-0123456789"), Scope: chargenet.ScopePartner, CreatedAt: time.Now(),
+			Name: "gone", Hash: chargenet.HashAPIKey("revoked-key-0123456789"), Scopes: []string{chargenet.ScopePartner}, CreatedAt: time.Now(),
 		}))
 		require.NoError(t, v2.store.RevokeAPIKey(context.Background(), "gone", time.Now()))
 		rec := v2.do(http.MethodGet, "/v1/locations", "", "Authorization", "Bearer revoked-key-0123456789")

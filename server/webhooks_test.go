@@ -30,7 +30,7 @@ func withKeys(t *testing.T, v *env) *env {
 		if name == "ingest" {
 			scope = chargenet.ScopeIngest
 		}
-		require.NoError(t, v.store.CreateAPIKey(context.Background(), chargenet.APIKey{Name: name, Hash: chargenet.HashAPIKey(k), Scope: scope, CreatedAt: time.Now()}))
+		require.NoError(t, v.store.CreateAPIKey(context.Background(), chargenet.APIKey{Name: name, Hash: chargenet.HashAPIKey(k), Scopes: []string{scope}, CreatedAt: time.Now()}))
 	}
 	return v
 }

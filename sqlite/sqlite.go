@@ -357,14 +357,16 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.evse = p(s.read, evseByUIDQuery)
 	s.location = p(s.read, locationByIDQuery)
 	s.changes = p(s.read, changesQuery)
-	s.apiKeyByHash = p(s.read, `SELECT name, hash, scope, created_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL`)
+	s.apiKeyByHash = p(s.read, `SELECT `+apiKeyColumns+` FROM api_keys WHERE (hash = ? OR previous_hash = ?) `+
+		`AND revoked_at IS NULL`)
 
 	s.evseForUpdate = p(s.write, evseByUIDQuery)
 	s.setVersion = p(s.write, `UPDATE evses SET version = ?, last_updated = ? WHERE uid = ?`)
 	s.insertLocation = p(s.write, `INSERT INTO locations (`+locationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	s.insertEVSE = p(s.write, `INSERT INTO evses (`+evseColumns+`) VALUES (?, ?, ?, ?, ?, ?, 1)`)
 	s.insertConnector = p(s.write, `INSERT INTO connectors (`+connectorColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	s.insertAPIKey = p(s.write, `INSERT INTO api_keys (name, hash, scope, created_at) VALUES (?, ?, ?, ?)`)
+	s.insertAPIKey = p(s.write, `INSERT INTO api_keys (name, hash, scopes, created_at, expires_at, rate_requests, `+
+		`rate_window_s) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 	s.apiKeyNameTaken = p(s.write, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE name = ?)`)
 	s.revokeAPIKey = p(s.write, `UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL`)
 	s.insertSetting = p(s.write, `INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`)

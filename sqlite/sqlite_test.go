@@ -132,7 +132,7 @@ func TestReopen(t *testing.T) {
 	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
 	updated, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(62.5)}, `"1"`, time.Now())
 	require.NoError(t, err)
-	key := chargenet.APIKey{Name: "k", Hash: chargenet.HashAPIKey("secret"), Scope: chargenet.ScopeIngest, CreatedAt: time.Now().UTC()}
+	key := chargenet.APIKey{Name: "k", Hash: chargenet.HashAPIKey("secret"), Scopes: []string{chargenet.ScopeIngest}, CreatedAt: time.Now().UTC()}
 	require.NoError(t, s.CreateAPIKey(ctx, key))
 	secret, err := s.Setting(ctx, "cursor-secret", "abc")
 	require.NoError(t, err)

@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("ImportExistingLocation", func(t *testing.T) { testImportExistingLocation(t, open) })
 	t.Run("ImportRollback", func(t *testing.T) { testImportRollback(t, open) })
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, open) })
+	t.Run("APIKeyLifecycle", func(t *testing.T) { testAPIKeyLifecycle(t, open) })
 	t.Run("Setting", func(t *testing.T) { testSetting(t, open) })
 	t.Run("SettingConcurrent", func(t *testing.T) { testSettingConcurrent(t, open) })
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })

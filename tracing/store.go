@@ -287,3 +287,17 @@ func (s *store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 	end(err)
 	return p, err
 }
+
+func (s *store) ListAPIKeys(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.APIKey, error) {
+	ctx, end := s.start(ctx, "ListAPIKeys")
+	out, err := s.Store.ListAPIKeys(ctx, seek)
+	end(err)
+	return out, err
+}
+
+func (s *store) RotateAPIKey(ctx context.Context, name string, r chargenet.KeyRotation) (*chargenet.APIKey, error) {
+	ctx, end := s.start(ctx, "RotateAPIKey")
+	k, err := s.Store.RotateAPIKey(ctx, name, r)
+	end(err)
+	return k, err
+}

@@ -398,7 +398,7 @@ func apikey(ctx context.Context, args []string, getenv func(string) string, stdo
 		return nil
 	}
 	key := server.NewAPIKey()
-	if err := store.CreateAPIKey(ctx, chargenet.APIKey{Name: name, Hash: chargenet.HashAPIKey(key), Scope: scope, CreatedAt: time.Now().UTC()}); err != nil {
+	if err := store.CreateAPIKey(ctx, chargenet.APIKey{Name: name, Hash: chargenet.HashAPIKey(key), Scopes: []string{scope}, CreatedAt: time.Now().UTC()}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "API key %q created (scope %s). It is shown only now; store it safely:\n", name, scope)
