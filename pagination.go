@@ -24,6 +24,7 @@ const (
 	ListEVSEs     = "evses"
 	ListLocations = "locations"
 	ListWebhooks  = "webhooks"
+	ListKeys      = "keys"
 )
 
 // appendOnly are the lists whose items are never removed: no operation deletes an EVSE

@@ -250,6 +250,39 @@ func (e PowerType) Valid() bool {
 	}
 }
 
+// Defines values for ScopeName.
+const (
+	EventsRead     ScopeName = "events:read"
+	Ingest         ScopeName = "ingest"
+	InventoryRead  ScopeName = "inventory:read"
+	InventoryWrite ScopeName = "inventory:write"
+	Keys           ScopeName = "keys"
+	Partner        ScopeName = "partner"
+	Webhooks       ScopeName = "webhooks"
+)
+
+// Valid indicates whether the value is a known member of the ScopeName enum.
+func (e ScopeName) Valid() bool {
+	switch e {
+	case EventsRead:
+		return true
+	case Ingest:
+		return true
+	case InventoryRead:
+		return true
+	case InventoryWrite:
+		return true
+	case Keys:
+		return true
+	case Partner:
+		return true
+	case Webhooks:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StatusChangedDataSource.
 const (
 	Chargebox StatusChangedDataSource = "chargebox"
@@ -699,7 +732,8 @@ type EVSEPatch struct {
 // Error The body of every 4xx and 5xx answer.
 type Error struct {
 	// Code Stable machine-readable error code: `invalid_parameter`, `invalid_cursor`,
-	// `invalid_body`, `invalid_connector`, `unauthorized`, `not_found`,
+	// `invalid_body`, `invalid_connector`, `unauthorized`, `insufficient_scope`,
+	// `key_expired`, `not_found`,
 	// `method_not_allowed`, `conflict`, `connector_deleted`, `evse_removed`,
 	// `invalid_transition`, `location_deleted`, `location_in_use`,
 	// `idempotency_key_in_use`, `webhook_disabled`, `precondition_failed`, `payload_too_large`,
@@ -725,6 +759,13 @@ type Error struct {
 	//
 	// Example: 01JD2Q4X7P3N5M8K6R2T9W1Y0Z
 	RequestId string `json:"requestId"`
+
+	// Scope With `insufficient_scope`: the scope the operation needs and the API key does
+	// not hold.
+	//
+	//
+	// Example: inventory:write
+	Scope *string `json:"scope,omitempty"`
 }
 
 // EventPage One page of the event log.
@@ -878,6 +919,153 @@ type GeoLocation struct {
 
 	// Longitude Example: 13.404954
 	Longitude float64 `json:"longitude"`
+}
+
+// Key An API key, without its secret.
+type Key struct {
+	// CreatedAt Example: 2026-11-01T09:00:00Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// ExpiresAt When the key stops working; absent when it does not expire.
+	//
+	// Example: 2027-02-01T00:00:00Z
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// LastUsedAt The minute of the key's last use (rounded down; see `GET /admin/v1/keys` for
+	// how late it may be); absent when no use is recorded.
+	//
+	//
+	// Example: 2026-11-22T10:00:00Z
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+
+	// Name Identifies the key; the owner of its webhooks.
+	//
+	// Example: emsp-acme
+	Name string `json:"name"`
+
+	// PreviousSecretExpiresAt During a rotation's overlap: when the secret the rotation replaced stops
+	// working. Absent otherwise.
+	//
+	//
+	// Example: 2026-11-23T10:00:00Z
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt,omitempty"`
+
+	// RateLimit A key's own rate limit, which replaces the service's default for it.
+	RateLimit *KeyRateLimit `json:"rateLimit,omitempty"`
+
+	// Scopes The scopes the key holds (see Scopes), as given when it was created; `partner`
+	// stands for `inventory:read`, `inventory:write`, `events:read` and `webhooks`.
+	// Scopes may be added in later versions.
+	//
+	//
+	// Example: ["inventory:read","webhooks"]
+	Scopes []string `json:"scopes"`
+}
+
+// KeyCreate A key to create.
+type KeyCreate struct {
+	// ExpiresAt When the key stops working; must be in the future. Never, when absent.
+	//
+	// Example: 2027-02-01T00:00:00Z
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// Name 1 to 64 letters, digits, `.`, `_` and `-`, starting with a letter or digit;
+	// unique among all keys, revoked ones included. `env` is reserved.
+	//
+	//
+	// Example: emsp-acme
+	Name string `json:"name"`
+
+	// RateLimit A key's own rate limit, which replaces the service's default for it.
+	RateLimit *KeyRateLimit `json:"rateLimit,omitempty"`
+
+	// Scopes The scopes the key holds; `[partner]` when absent.
+	//
+	// Example: ["inventory:read","webhooks"]
+	Scopes *[]ScopeName `json:"scopes,omitempty"`
+}
+
+// KeyPage One page of API keys.
+type KeyPage struct {
+	Data []Key `json:"data"`
+
+	// Pagination Cursor information of a page.
+	Pagination Pagination `json:"pagination"`
+}
+
+// KeyRateLimit A key's own rate limit, which replaces the service's default for it.
+type KeyRateLimit struct {
+	// Requests Requests allowed per window, on each server instance.
+	//
+	// Example: 600
+	Requests int `json:"requests"`
+
+	// WindowSeconds The window's length in seconds.
+	//
+	// Example: 60
+	WindowSeconds int `json:"windowSeconds"`
+}
+
+// KeyRotate How to rotate a key.
+type KeyRotate struct {
+	// ExpiresAt A new expiry for the key, in the future; the key keeps its expiry when absent.
+	//
+	// Example: 2027-05-01T00:00:00Z
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// OverlapSeconds How long the old secret keeps working, in seconds (at most 30 days).
+	//
+	// Example: 3600
+	OverlapSeconds *int `json:"overlapSeconds,omitempty"`
+}
+
+// KeyWithSecret A key with its secret, shown only by its creation and its rotation.
+type KeyWithSecret struct {
+	// CreatedAt Example: 2026-11-01T09:00:00Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// ExpiresAt When the key stops working; absent when it does not expire.
+	//
+	// Example: 2027-02-01T00:00:00Z
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// LastUsedAt The minute of the key's last use (rounded down; see `GET /admin/v1/keys` for
+	// how late it may be); absent when no use is recorded.
+	//
+	//
+	// Example: 2026-11-22T10:00:00Z
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+
+	// Name Identifies the key; the owner of its webhooks.
+	//
+	// Example: emsp-acme
+	Name string `json:"name"`
+
+	// PreviousSecretExpiresAt During a rotation's overlap: when the secret the rotation replaced stops
+	// working. Absent otherwise.
+	//
+	//
+	// Example: 2026-11-23T10:00:00Z
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt,omitempty"`
+
+	// RateLimit A key's own rate limit, which replaces the service's default for it.
+	RateLimit *KeyRateLimit `json:"rateLimit,omitempty"`
+
+	// Scopes The scopes the key holds (see Scopes), as given when it was created; `partner`
+	// stands for `inventory:read`, `inventory:write`, `events:read` and `webhooks`.
+	// Scopes may be added in later versions.
+	//
+	//
+	// Example: ["inventory:read","webhooks"]
+	Scopes []string `json:"scopes"`
+
+	// Secret The key's secret (`cn_` followed by 43 base64url characters), to send as
+	// `Authorization: Bearer <secret>`. Shown only here: the service keeps only
+	// its SHA-256 hash.
+	//
+	//
+	// Example: cn_Vb3qB0lW2n7pYtq1cJ9Xh4ZrAeK8sMdF6uGiN5oLkPQ
+	Secret string `json:"secret"`
 }
 
 // Location A site that holds EVSEs, modelled on the OCPI 2.2.1 Location object.
@@ -1071,6 +1259,11 @@ type PingData struct {
 //
 // Example: AC_3_PHASE
 type PowerType string
+
+// ScopeName A scope a key can hold (see Scopes); `partner` stands for the first four.
+//
+// Example: inventory:read
+type ScopeName string
 
 // StatusChangedData Payload of `evse.status.changed`: an EVSE status that changed. Version 1.0 has the
 // fields of a charge box notification; a change the operator made
@@ -1424,6 +1617,9 @@ type IdempotencyKey = string
 // IfMatch defines model for IfMatch.
 type IfMatch = string
 
+// KeyNamePath defines model for KeyNamePath.
+type KeyNamePath = string
+
 // Limit defines model for Limit.
 type Limit = int
 
@@ -1473,6 +1669,21 @@ type UnsupportedMediaType = Error
 
 // WebhookDisabled The body of every 4xx and 5xx answer.
 type WebhookDisabled = Error
+
+// ListKeysParams defines parameters for ListKeys.
+type ListKeysParams struct {
+	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
+	// first page is returned. A cursor from another list, or an altered one, is rejected
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
+	// an integer, is rejected with 400 `invalid_parameter`.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
@@ -1683,6 +1894,12 @@ type EventParams struct {
 	// WebhookSignature Space-separated `v1,<base64 signature>` entries.
 	WebhookSignature string `json:"webhook-signature"`
 }
+
+// CreateKeyJSONRequestBody defines body for CreateKey for application/json ContentType.
+type CreateKeyJSONRequestBody = KeyCreate
+
+// RotateKeyJSONRequestBody defines body for RotateKey for application/json ContentType.
+type RotateKeyJSONRequestBody = KeyRotate
 
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = WebhookCreate

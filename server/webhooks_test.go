@@ -227,9 +227,11 @@ func TestStatusNotifications(t *testing.T) {
 	ingest := []string{"Authorization", "Bearer " + ingestKey}
 	path := "/internal/v1/chargeboxes/501/status-notifications"
 
-	assertError(t, v.do(http.MethodPost, path, `{"connectorId": 1, "status": "Faulted", "errorCode": "GroundFailure"}`),
-		http.StatusForbidden, chargenet.CodeUnauthorized, "Authorization")
-	assertError(t, v.do(http.MethodGet, "/v2/evses/1001", "", ingest...), http.StatusForbidden, chargenet.CodeUnauthorized, "Authorization")
+	body := assertError(t, v.do(http.MethodPost, path, `{"connectorId": 1, "status": "Faulted", "errorCode": "GroundFailure"}`),
+		http.StatusForbidden, chargenet.CodeInsufficientScope, "Authorization")
+	assert.Equal(t, ptr(chargenet.ScopeIngest), body.Scope, "a partner key does not hold ingest")
+	body = assertError(t, v.do(http.MethodGet, "/v2/evses/1001", "", ingest...), http.StatusForbidden, chargenet.CodeInsufficientScope, "Authorization")
+	assert.Equal(t, ptr(chargenet.ScopeInventoryRead), body.Scope, "an ingest key reads nothing")
 
 	rec := v.do(http.MethodPost, path, `{"connectorId": 1, "status": "Faulted", "errorCode": "GroundFailure", "info": "pin 3",
 		"vendorId": "ACME", "vendorErrorCode": "E-1", "timestamp": "2026-11-22T10:00:00Z"}`, ingest...)

@@ -201,6 +201,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	keys := server.NewKeys(apiStore, cfg.APIKeys)
 	keys.CacheTTL = cfg.KeyCacheTTL
+	// Last use of keys is written once a minute, and once more before the store closes.
+	uctx, stopUses := context.WithCancel(context.WithoutCancel(ctx))
+	usesFlushed := make(chan struct{})
+	go func() { defer close(usesFlushed); keys.RunUseFlusher(uctx, server.UseFlushInterval, log) }()
+	defer func() { stopUses(); <-usesFlushed }()
 	limit, _ := parseRateLimit(cfg.RateLimit)         // checked by Validate
 	schedule, _ := parseSchedule(cfg.WebhookSchedule) // checked by Validate
 	dispatcher, err := webhook.New(webhook.Config{Store: store, Schedule: schedule, Timeout: cfg.WebhookTimeout,
