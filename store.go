@@ -12,6 +12,10 @@ import (
 // errors (*Error wrapping ErrNotFound, ErrInvalid, ...) for conditions a client caused,
 // ErrUnavailable when the database cannot be reached, and other errors only for failures
 // the client cannot act on.
+//
+// The methods that change the network take the actor of the change (the name of the
+// API key that made it, or "chargebox:<identity>"): the store sets it as the Actor of
+// every event the change records.
 type Store interface {
 	EVSEService
 	LocationService
@@ -53,12 +57,12 @@ type EVSEService interface {
 	// ErrPreconditionFailed, ErrConflict and ErrInvalid come from there), writes only the
 	// patched columns, increments the EVSE's Version, sets LastUpdated to now, and returns
 	// the EVSE as committed. ErrNotFound if the EVSE does not exist.
-	UpdateConnector(ctx context.Context, uid, connectorID int64, patch ConnectorPatch, ifMatch string, now time.Time) (*EVSE, error)
+	UpdateConnector(ctx context.Context, uid, connectorID int64, patch ConnectorPatch, ifMatch, actor string, now time.Time) (*EVSE, error)
 	// ApplyStatusNotification applies a charge box's status notification in one
 	// transaction that locks the charge box's EVSEs, through ApplyStatusNotification (so
 	// its errors come from there), and records the events it produces in the same
 	// transaction. ErrNotFound if the charge box has no EVSE.
-	ApplyStatusNotification(ctx context.Context, n *StatusNotification, now time.Time) (*StatusResult, error)
+	ApplyStatusNotification(ctx context.Context, n *StatusNotification, actor string, now time.Time) (*StatusResult, error)
 	// CreateEVSE stores e, already checked by EVSE.PrepareNew, with a new UID (one more
 	// than the highest in use), in one transaction with its evse.created event, the
 	// LastUpdated (now) of its location, and idem's answer when idem is not nil. It
@@ -66,7 +70,7 @@ type EVSEService interface {
 	// not exist; ErrConflict with code location_deleted when it is deleted, code conflict
 	// (param evseId) when the evseId is taken, and code idempotency_key_in_use when
 	// idem's key has an unexpired answer already.
-	CreateEVSE(ctx context.Context, e *EVSE, idem *Idempotency, now time.Time) (*EVSE, error)
+	CreateEVSE(ctx context.Context, e *EVSE, idem *Idempotency, actor string, now time.Time) (*EVSE, error)
 	// ChangeEVSE reads EVSE uid with everything the domain rules need (OperatorHold
 	// included) in a write transaction, and lets change apply one of the domain's
 	// changes to it (EVSE.ApplyPatch, Remove, AddConnector, DeleteConnector), which
@@ -78,7 +82,7 @@ type EVSEService interface {
 	// errors unchanged; ErrInvalid (locationId) when a new location does not exist,
 	// ErrConflict location_deleted when it is deleted; ErrConflict idempotency_key_in_use
 	// as for CreateEVSE. Nothing is written when an error is returned.
-	ChangeEVSE(ctx context.Context, uid int64, change func(*EVSE) ([]Event, error), idem *Idempotency, now time.Time) (*EVSE, error)
+	ChangeEVSE(ctx context.Context, uid int64, change func(*EVSE) ([]Event, error), idem *Idempotency, actor string, now time.Time) (*EVSE, error)
 }
 
 // LocationService reads and changes locations.
@@ -98,12 +102,12 @@ type LocationService interface {
 	// existing one (event location.updated), with LastUpdated now, in one transaction.
 	// A replacement with the same fields (Location.SameFields) writes nothing and returns
 	// the location as stored. ErrConflict location_deleted when the location was deleted.
-	PutLocation(ctx context.Context, l *Location, now time.Time) (loc *Location, created bool, err error)
+	PutLocation(ctx context.Context, l *Location, actor string, now time.Time) (loc *Location, created bool, err error)
 	// DeleteLocation marks location id deleted (DeletedAt and LastUpdated now) with its
 	// location.deleted event. A location already deleted is returned as it is.
 	// ErrNotFound when there is none; ErrConflict location_in_use (chargenet.LocationInUse)
 	// while an EVSE at it is not REMOVED.
-	DeleteLocation(ctx context.Context, id string, now time.Time) (*Location, error)
+	DeleteLocation(ctx context.Context, id, actor string, now time.Time) (*Location, error)
 }
 
 // WebhookService keeps each API key's webhooks and the deliveries queued for them (the
@@ -132,7 +136,7 @@ type WebhookService interface {
 	// such webhook.
 	ListDeliveryAttempts(ctx context.Context, owner, webhookID string, seek Seek[int64]) ([]DeliveryAttempt, error)
 	// SendTestEvent stores ev (a webhook.ping) and queues it, due now, for owner's
-	// webhook webhookID only, with payload version "1.0", and announces it. ErrNotFound if
+	// webhook webhookID only, in payload version PingVersion, and announces it. ErrNotFound if
 	// there is no such webhook.
 	SendTestEvent(ctx context.Context, owner, webhookID string, ev Event, now time.Time) error
 	// ReplayEvents queues the logged events r selects for owner's webhook again, due now,

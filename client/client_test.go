@@ -240,11 +240,11 @@ func (s *flakyStore) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, err
 	return s.Store.EVSEDoc(ctx, uid)
 }
 
-func (s *flakyStore) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
+func (s *flakyStore) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch, actor string, now time.Time) (*chargenet.EVSE, error) {
 	if err := s.fail(); err != nil {
 		return nil, err
 	}
-	return s.Store.UpdateConnector(ctx, uid, connectorID, patch, ifMatch, now)
+	return s.Store.UpdateConnector(ctx, uid, connectorID, patch, ifMatch, actor, now)
 }
 
 func newFlakyServer(t *testing.T) (*demoServer, *flakyStore) {

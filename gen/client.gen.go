@@ -115,8 +115,8 @@ type ClientInterface interface {
 	// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
 	// holder.
 	//
-	// `name` identifies the key for good: it is the owner of the webhooks it creates,
-	// and the path of its other operations.
+	// `name` identifies the key for good: it is the `actor` of every change the key
+	// makes, the owner of the webhooks it creates, and the path of its other operations.
 	// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
 	// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
 	// key with the `keys` scope can create keys with any scope, `keys` included: hand
@@ -141,8 +141,8 @@ type ClientInterface interface {
 	// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
 	// holder.
 	//
-	// `name` identifies the key for good: it is the owner of the webhooks it creates,
-	// and the path of its other operations.
+	// `name` identifies the key for good: it is the `actor` of every change the key
+	// makes, the owner of the webhooks it creates, and the path of its other operations.
 	// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
 	// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
 	// key with the `keys` scope can create keys with any scope, `keys` included: hand
@@ -214,15 +214,16 @@ type ClientInterface interface {
 	// Returns one page of the event log: every event the service produced in the
 	// retention period (30 days by default), whether or not a webhook subscribes to it,
 	// oldest change first. Events are about the network, so every key with the
-	// `events:read` scope reads the whole log. `webhook.ping` events (sent by `POST /emsp/v1/webhooks/{webhookId}/test`)
-	// are not in the log.
+	// `events:read` scope reads the whole log. `webhook.ping` events (sent by
+	// `POST /emsp/v1/webhooks/{webhookId}/test`) are not in the log.
 	//
 	// Each item is an event as a webhook delivery carries it (`type`, `timestamp`, `data`),
 	// with its `id` (the `webhook-id` header of its deliveries, so you can match the two)
 	// and the payload version it is rendered in (`api_version`).
 	//
-	// Filters: `type` (repeatable: events of any of the listed types) and `since` (events
-	// at or after that time). Pass the same filters with every cursor of the walk: a
+	// Filters: `type` (repeatable: events of any of the listed types), `since` (events
+	// at or after that time) and `actor` (the events of the changes one API key made, or
+	// one charge box reported). Pass the same filters with every cursor of the walk: a
 	// cursor used with other filters is rejected with 400 `invalid_cursor`. The log is
 	// read forward only; every page carries `resume_cursor`: keep the last one and poll
 	// with it to receive later events (see Staying in sync). Do not resume with the last
@@ -476,8 +477,8 @@ type ClientInterface interface {
 	//
 	// Scope: webhooks
 	//
-	// Sends a signed `webhook.ping` event (payload version 1.0, data `{webhookId, url}`)
-	// to this subscription only, whatever types it subscribes to, and answers 202 with the
+	// Sends a signed `webhook.ping` event (payload version 1.1, data `{webhookId, url,
+	// actor}`) to this subscription only, whatever types it subscribes to, and answers 202 with the
 	// event's id (its `webhook-id`) at once; the delivery follows, with the usual
 	// signature and retries, and its attempts appear in
 	// `GET /emsp/v1/webhooks/{webhookId}/deliveries`. Ping events are not in the event
@@ -497,7 +498,8 @@ type ClientInterface interface {
 	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 	// it, for the service that terminates the OCPP connections. Only API keys with the
 	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
-	// are answered with 403 `insufficient_scope`.
+	// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+	// name as their `actor`.
 	//
 	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -547,7 +549,8 @@ type ClientInterface interface {
 	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 	// it, for the service that terminates the OCPP connections. Only API keys with the
 	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
-	// are answered with 403 `insufficient_scope`.
+	// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+	// name as their `actor`.
 	//
 	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -972,8 +975,8 @@ func (c *Client) ListKeys(ctx context.Context, params *ListKeysParams, reqEditor
 // service keeps only its SHA-256 hash. Store it safely and hand it to the key's
 // holder.
 //
-// `name` identifies the key for good: it is the owner of the webhooks it creates,
-// and the path of its other operations.
+// `name` identifies the key for good: it is the `actor` of every change the key
+// makes, the owner of the webhooks it creates, and the path of its other operations.
 // A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
 // defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
 // key with the `keys` scope can create keys with any scope, `keys` included: hand
@@ -1008,8 +1011,8 @@ func (c *Client) CreateKeyWithBody(ctx context.Context, contentType string, body
 // service keeps only its SHA-256 hash. Store it safely and hand it to the key's
 // holder.
 //
-// `name` identifies the key for good: it is the owner of the webhooks it creates,
-// and the path of its other operations.
+// `name` identifies the key for good: it is the `actor` of every change the key
+// makes, the owner of the webhooks it creates, and the path of its other operations.
 // A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
 // defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
 // key with the `keys` scope can create keys with any scope, `keys` included: hand
@@ -1121,15 +1124,16 @@ func (c *Client) RotateKey(ctx context.Context, name KeyNamePath, body RotateKey
 // Returns one page of the event log: every event the service produced in the
 // retention period (30 days by default), whether or not a webhook subscribes to it,
 // oldest change first. Events are about the network, so every key with the
-// `events:read` scope reads the whole log. `webhook.ping` events (sent by `POST /emsp/v1/webhooks/{webhookId}/test`)
-// are not in the log.
+// `events:read` scope reads the whole log. `webhook.ping` events (sent by
+// `POST /emsp/v1/webhooks/{webhookId}/test`) are not in the log.
 //
 // Each item is an event as a webhook delivery carries it (`type`, `timestamp`, `data`),
 // with its `id` (the `webhook-id` header of its deliveries, so you can match the two)
 // and the payload version it is rendered in (`api_version`).
 //
-// Filters: `type` (repeatable: events of any of the listed types) and `since` (events
-// at or after that time). Pass the same filters with every cursor of the walk: a
+// Filters: `type` (repeatable: events of any of the listed types), `since` (events
+// at or after that time) and `actor` (the events of the changes one API key made, or
+// one charge box reported). Pass the same filters with every cursor of the walk: a
 // cursor used with other filters is rejected with 400 `invalid_cursor`. The log is
 // read forward only; every page carries `resume_cursor`: keep the last one and poll
 // with it to receive later events (see Staying in sync). Do not resume with the last
@@ -1523,8 +1527,8 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, webhookId WebhookId, r
 //
 // Scope: webhooks
 //
-// Sends a signed `webhook.ping` event (payload version 1.0, data `{webhookId, url}`)
-// to this subscription only, whatever types it subscribes to, and answers 202 with the
+// Sends a signed `webhook.ping` event (payload version 1.1, data `{webhookId, url,
+// actor}`) to this subscription only, whatever types it subscribes to, and answers 202 with the
 // event's id (its `webhook-id`) at once; the delivery follows, with the usual
 // signature and retries, and its attempts appear in
 // `GET /emsp/v1/webhooks/{webhookId}/deliveries`. Ping events are not in the event
@@ -1554,7 +1558,8 @@ func (c *Client) TestWebhook(ctx context.Context, webhookId WebhookId, reqEditor
 // Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 // it, for the service that terminates the OCPP connections. Only API keys with the
 // `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
-// are answered with 403 `insufficient_scope`.
+// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+// name as their `actor`.
 //
 // **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 // service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -1614,7 +1619,8 @@ func (c *Client) IngestStatusNotificationWithBody(ctx context.Context, chargebox
 // Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 // it, for the service that terminates the OCPP connections. Only API keys with the
 // `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
-// are answered with 403 `insufficient_scope`.
+// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+// name as their `actor`.
 //
 // **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 // service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -2437,6 +2443,18 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 		if params.Since != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Actor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actor", *params.Actor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3771,8 +3789,8 @@ type ClientWithResponsesInterface interface {
 	// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
 	// holder.
 	//
-	// `name` identifies the key for good: it is the owner of the webhooks it creates,
-	// and the path of its other operations.
+	// `name` identifies the key for good: it is the `actor` of every change the key
+	// makes, the owner of the webhooks it creates, and the path of its other operations.
 	// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
 	// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
 	// key with the `keys` scope can create keys with any scope, `keys` included: hand
@@ -3797,8 +3815,8 @@ type ClientWithResponsesInterface interface {
 	// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
 	// holder.
 	//
-	// `name` identifies the key for good: it is the owner of the webhooks it creates,
-	// and the path of its other operations.
+	// `name` identifies the key for good: it is the `actor` of every change the key
+	// makes, the owner of the webhooks it creates, and the path of its other operations.
 	// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
 	// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
 	// key with the `keys` scope can create keys with any scope, `keys` included: hand
@@ -3872,15 +3890,16 @@ type ClientWithResponsesInterface interface {
 	// Returns one page of the event log: every event the service produced in the
 	// retention period (30 days by default), whether or not a webhook subscribes to it,
 	// oldest change first. Events are about the network, so every key with the
-	// `events:read` scope reads the whole log. `webhook.ping` events (sent by `POST /emsp/v1/webhooks/{webhookId}/test`)
-	// are not in the log.
+	// `events:read` scope reads the whole log. `webhook.ping` events (sent by
+	// `POST /emsp/v1/webhooks/{webhookId}/test`) are not in the log.
 	//
 	// Each item is an event as a webhook delivery carries it (`type`, `timestamp`, `data`),
 	// with its `id` (the `webhook-id` header of its deliveries, so you can match the two)
 	// and the payload version it is rendered in (`api_version`).
 	//
-	// Filters: `type` (repeatable: events of any of the listed types) and `since` (events
-	// at or after that time). Pass the same filters with every cursor of the walk: a
+	// Filters: `type` (repeatable: events of any of the listed types), `since` (events
+	// at or after that time) and `actor` (the events of the changes one API key made, or
+	// one charge box reported). Pass the same filters with every cursor of the walk: a
 	// cursor used with other filters is rejected with 400 `invalid_cursor`. The log is
 	// read forward only; every page carries `resume_cursor`: keep the last one and poll
 	// with it to receive later events (see Staying in sync). Do not resume with the last
@@ -4150,8 +4169,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Scope: webhooks
 	//
-	// Sends a signed `webhook.ping` event (payload version 1.0, data `{webhookId, url}`)
-	// to this subscription only, whatever types it subscribes to, and answers 202 with the
+	// Sends a signed `webhook.ping` event (payload version 1.1, data `{webhookId, url,
+	// actor}`) to this subscription only, whatever types it subscribes to, and answers 202 with the
 	// event's id (its `webhook-id`) at once; the delivery follows, with the usual
 	// signature and retries, and its attempts appear in
 	// `GET /emsp/v1/webhooks/{webhookId}/deliveries`. Ping events are not in the event
@@ -4173,7 +4192,8 @@ type ClientWithResponsesInterface interface {
 	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 	// it, for the service that terminates the OCPP connections. Only API keys with the
 	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
-	// are answered with 403 `insufficient_scope`.
+	// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+	// name as their `actor`.
 	//
 	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -4223,7 +4243,8 @@ type ClientWithResponsesInterface interface {
 	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 	// it, for the service that terminates the OCPP connections. Only API keys with the
 	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
-	// are answered with 403 `insufficient_scope`.
+	// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+	// name as their `actor`.
 	//
 	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -9652,8 +9673,8 @@ func (c *ClientWithResponses) ListKeysWithResponse(ctx context.Context, params *
 // service keeps only its SHA-256 hash. Store it safely and hand it to the key's
 // holder.
 //
-// `name` identifies the key for good: it is the owner of the webhooks it creates,
-// and the path of its other operations.
+// `name` identifies the key for good: it is the `actor` of every change the key
+// makes, the owner of the webhooks it creates, and the path of its other operations.
 // A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
 // defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
 // key with the `keys` scope can create keys with any scope, `keys` included: hand
@@ -9684,8 +9705,8 @@ func (c *ClientWithResponses) CreateKeyWithBodyWithResponse(ctx context.Context,
 // service keeps only its SHA-256 hash. Store it safely and hand it to the key's
 // holder.
 //
-// `name` identifies the key for good: it is the owner of the webhooks it creates,
-// and the path of its other operations.
+// `name` identifies the key for good: it is the `actor` of every change the key
+// makes, the owner of the webhooks it creates, and the path of its other operations.
 // A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
 // defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
 // key with the `keys` scope can create keys with any scope, `keys` included: hand
@@ -9783,15 +9804,16 @@ func (c *ClientWithResponses) RotateKeyWithResponse(ctx context.Context, name Ke
 // Returns one page of the event log: every event the service produced in the
 // retention period (30 days by default), whether or not a webhook subscribes to it,
 // oldest change first. Events are about the network, so every key with the
-// `events:read` scope reads the whole log. `webhook.ping` events (sent by `POST /emsp/v1/webhooks/{webhookId}/test`)
-// are not in the log.
+// `events:read` scope reads the whole log. `webhook.ping` events (sent by
+// `POST /emsp/v1/webhooks/{webhookId}/test`) are not in the log.
 //
 // Each item is an event as a webhook delivery carries it (`type`, `timestamp`, `data`),
 // with its `id` (the `webhook-id` header of its deliveries, so you can match the two)
 // and the payload version it is rendered in (`api_version`).
 //
-// Filters: `type` (repeatable: events of any of the listed types) and `since` (events
-// at or after that time). Pass the same filters with every cursor of the walk: a
+// Filters: `type` (repeatable: events of any of the listed types), `since` (events
+// at or after that time) and `actor` (the events of the changes one API key made, or
+// one charge box reported). Pass the same filters with every cursor of the walk: a
 // cursor used with other filters is rejected with 400 `invalid_cursor`. The log is
 // read forward only; every page carries `resume_cursor`: keep the last one and poll
 // with it to receive later events (see Staying in sync). Do not resume with the last
@@ -10145,8 +10167,8 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 //
 // Scope: webhooks
 //
-// Sends a signed `webhook.ping` event (payload version 1.0, data `{webhookId, url}`)
-// to this subscription only, whatever types it subscribes to, and answers 202 with the
+// Sends a signed `webhook.ping` event (payload version 1.1, data `{webhookId, url,
+// actor}`) to this subscription only, whatever types it subscribes to, and answers 202 with the
 // event's id (its `webhook-id`) at once; the delivery follows, with the usual
 // signature and retries, and its attempts appear in
 // `GET /emsp/v1/webhooks/{webhookId}/deliveries`. Ping events are not in the event
@@ -10174,7 +10196,8 @@ func (c *ClientWithResponses) TestWebhookWithResponse(ctx context.Context, webho
 // Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 // it, for the service that terminates the OCPP connections. Only API keys with the
 // `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
-// are answered with 403 `insufficient_scope`.
+// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+// name as their `actor`.
 //
 // **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 // service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -10230,7 +10253,8 @@ func (c *ClientWithResponses) IngestStatusNotificationWithBodyWithResponse(ctx c
 // Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 // it, for the service that terminates the OCPP connections. Only API keys with the
 // `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
-// are answered with 403 `insufficient_scope`.
+// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+// name as their `actor`.
 //
 // **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 // service maps that number onto the charge box's EVSEs in ascending `uid` order and,

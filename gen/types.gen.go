@@ -301,6 +301,14 @@ func (e StatusChangedDataSource) Valid() bool {
 	}
 }
 
+// Actor Who made the change: the name of the API key that made it (never its secret), or
+// `chargebox:<identity>` for a status a charge box reported over OCPP. In the
+// payload version of each type that adds it (1.1; 1.2 for `evse.status.changed`),
+// on events recorded since; events recorded before have no actor.
+//
+// Example: emsp-acme
+type Actor = string
+
 // Connector One connector (plug or socket) of an EVSE.
 type Connector struct {
 	// DeletedAt When the connector was deleted (UTC). Absent while the connector is in service.
@@ -507,8 +515,18 @@ type ConnectorStatus struct {
 }
 
 // ConnectorUpdatedData Payload of `evse.connector.updated`, `evse.connector.created` and
-// `evse.connector.deleted`, version 1.0: the connector after the change.
+// `evse.connector.deleted`: the connector after the change. Version 1.1 adds
+// `actor`.
 type ConnectorUpdatedData struct {
+	// Actor Who made the change: the name of the API key that made it (never its secret), or
+	// `chargebox:<identity>` for a status a charge box reported over OCPP. In the
+	// payload version of each type that adds it (1.1; 1.2 for `evse.status.changed`),
+	// on events recorded since; events recorded before have no actor.
+	//
+	//
+	// Example: emsp-acme
+	Actor *Actor `json:"actor,omitempty"`
+
 	// ChargeboxId Example: 501
 	ChargeboxId int64 `json:"chargeboxId"`
 
@@ -799,12 +817,21 @@ type EventTypeList struct {
 	EventTypes []EventType `json:"event_types"`
 }
 
-// EvseEventData Payload of `evse.created`, `evse.removed` and `evse.updated`, version 1.0: the EVSE
-// as the change left it. `evse.updated` is the event of any other change to the EVSE
-// that no other event describes: a new `chargeboxId` or `locationId`
-// (`PATCH /v2/evses/{uid}`), or connector errors a status notification changed
-// without changing the EVSE status.
+// EvseEventData Payload of `evse.created`, `evse.removed` and `evse.updated`: the EVSE as the
+// change left it. `evse.updated` is the event of any other change to the EVSE that no
+// other event describes: a new `chargeboxId` or `locationId` (`PATCH
+// /v2/evses/{uid}`), or connector errors a status notification changed without
+// changing the EVSE status. Version 1.1 adds `actor`.
 type EvseEventData struct {
+	// Actor Who made the change: the name of the API key that made it (never its secret), or
+	// `chargebox:<identity>` for a status a charge box reported over OCPP. In the
+	// payload version of each type that adds it (1.1; 1.2 for `evse.status.changed`),
+	// on events recorded since; events recorded before have no actor.
+	//
+	//
+	// Example: emsp-acme
+	Actor *Actor `json:"actor,omitempty"`
+
 	// ChargeboxId Example: 601
 	ChargeboxId int64 `json:"chargeboxId"`
 
@@ -938,7 +965,7 @@ type Key struct {
 	// Example: 2026-11-22T10:00:00Z
 	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
 
-	// Name Identifies the key; the owner of its webhooks.
+	// Name Identifies the key; the `actor` of its changes and the owner of its webhooks.
 	//
 	// Example: emsp-acme
 	Name string `json:"name"`
@@ -1036,7 +1063,7 @@ type KeyWithSecret struct {
 	// Example: 2026-11-22T10:00:00Z
 	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
 
-	// Name Identifies the key; the owner of its webhooks.
+	// Name Identifies the key; the `actor` of its changes and the owner of its webhooks.
 	//
 	// Example: emsp-acme
 	Name string `json:"name"`
@@ -1070,6 +1097,14 @@ type KeyWithSecret struct {
 
 // Location A site that holds EVSEs, modelled on the OCPI 2.2.1 Location object.
 type Location struct {
+	// Actor Only in the data of `location.created`, `location.updated` and
+	// `location.deleted`, from payload version 1.1: who made the change (see
+	// `Actor`). Never in the answers of location reads.
+	//
+	//
+	// Example: emsp-acme
+	Actor *string `json:"actor,omitempty"`
+
 	// Address Street and house number.
 	//
 	// Example: Marktplatz 1
@@ -1181,7 +1216,7 @@ type LocationPage struct {
 type LoggedEvent struct {
 	// ApiVersion The payload version `data` is rendered in.
 	//
-	// Example: 1.1
+	// Example: 1.2
 	ApiVersion string `json:"api_version"`
 
 	// Data The event's payload in `api_version`, as a delivery of it carries it; its shape depends on `type`.
@@ -1241,9 +1276,19 @@ type Pagination struct {
 	ResumeCursor *string `json:"resume_cursor,omitempty"`
 }
 
-// PingData Payload of `webhook.ping`, version 1.0: sent only by
-// `POST /emsp/v1/webhooks/{webhookId}/test`, to that subscription.
+// PingData Payload of `webhook.ping`: sent only by `POST /emsp/v1/webhooks/{webhookId}/test`,
+// to that subscription, in the type's latest version. Version 1.1 adds `actor`, the
+// key that asked for the test.
 type PingData struct {
+	// Actor Who made the change: the name of the API key that made it (never its secret), or
+	// `chargebox:<identity>` for a status a charge box reported over OCPP. In the
+	// payload version of each type that adds it (1.1; 1.2 for `evse.status.changed`),
+	// on events recorded since; events recorded before have no actor.
+	//
+	//
+	// Example: emsp-acme
+	Actor *Actor `json:"actor,omitempty"`
+
 	// Url The subscription's URL when the ping was sent.
 	//
 	// Example: https://emsp.example.com/hooks/chargenet
@@ -1270,8 +1315,19 @@ type ScopeName string
 // (`PATCH /v2/evses/{uid}`, `DELETE /v2/evses/{uid}`) carries `ocppConnectorId` 0 and
 // `reportedAt` the time of the change there. Version 1.1 adds `source`, and the OCPP
 // fields (`ocppConnectorId`, `ocppStatus`, `errorCode`) are then present only when
-// `source` is `chargebox`.
+// `source` is `chargebox`. Version 1.2 adds `actor`: the operator's API key, the
+// ingest key that posted the notification, or `chargebox:<identity>` for a
+// notification received over OCPP.
 type StatusChangedData struct {
+	// Actor Who made the change: the name of the API key that made it (never its secret), or
+	// `chargebox:<identity>` for a status a charge box reported over OCPP. In the
+	// payload version of each type that adds it (1.1; 1.2 for `evse.status.changed`),
+	// on events recorded since; events recorded before have no actor.
+	//
+	//
+	// Example: emsp-acme
+	Actor *Actor `json:"actor,omitempty"`
+
 	// ChargeboxId Example: 501
 	ChargeboxId int64 `json:"chargeboxId"`
 
@@ -1708,6 +1764,12 @@ type ListEventsParams struct {
 	// Since Only events at or after this time (RFC 3339; write a `+` offset as `%2B`, or use
 	// `Z`). Use it for the first read only; resume with `resume_cursor`.
 	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Actor Only events whose `actor` is exactly this: the name of the API key that made
+	// the change, or `chargebox:<identity>` for a status a charge box reported over
+	// OCPP. Events recorded before actors were (version 2.14.0 of this API) have none
+	// and never match.
+	Actor *string `form:"actor,omitempty" json:"actor,omitempty"`
 
 	// ApiVersion Payload version to render events in: each event is rendered in the highest version
 	// of its type that is not newer than this one (so `1.0` gives every type its 1.0

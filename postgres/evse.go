@@ -290,8 +290,8 @@ func lockEVSE(ctx context.Context, tx pgx.Tx, uid int64) (chargenet.EVSE, error)
 // breaks a rule); ctx's error if it ends before the update is taken; otherwise wrapped
 // driver errors, wrapping chargenet.ErrUnavailable if the database cannot be reached or
 // the store is closed. Nothing is written when an error is returned.
-func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
-	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Now: stamp(now)}
+func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch, actor string, now time.Time) (*chargenet.EVSE, error) {
+	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Actor: actor, Now: stamp(now)}
 	if err := s.submit(ctx, op); err != nil {
 		return nil, s.wrap("update connector", err)
 	}

@@ -66,8 +66,8 @@ const (
 		`WHERE c.evse_uid = u.evse_uid AND c.id = u.id`
 	// groupEventsInsert stores the events of a group in one statement, in their order
 	// (so their seq numbers follow it).
-	groupEventsInsert = `INSERT INTO events (id, type, occurred_at, data, traceparent) ` +
-		`SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])`
+	groupEventsInsert = `INSERT INTO events (id, type, occurred_at, data, traceparent, actor) ` +
+		`SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[])`
 	// groupFanOut queues the events of a group ($1 ids, $2 times, $3 types) for every
 	// webhook subscribed to their types, in one statement, event by event.
 	groupFanOut = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
@@ -211,12 +211,12 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 		return false, err
 	}
 	if n := len(events); n > 0 {
-		ids, types, data, tps := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		ids, types, data, tps, actors := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		ats := make([]time.Time, n)
 		for i, ev := range events {
-			ids[i], types[i], ats[i], data[i], tps[i] = ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), ev.TraceParent
+			ids[i], types[i], ats[i], data[i], tps[i], actors[i] = ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), ev.TraceParent, ev.Actor
 		}
-		b.Queue(groupEventsInsert, ids, types, ats, data, tps)
+		b.Queue(groupEventsInsert, ids, types, ats, data, tps, actors)
 		b.Queue(groupFanOut, ids, ats, types).Exec(func(tag pgconn.CommandTag) error {
 			queued = tag.RowsAffected() > 0
 			return nil

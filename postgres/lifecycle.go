@@ -147,7 +147,7 @@ func storeLocationDoc(ctx context.Context, tx pgx.Tx, l *chargenet.Location) err
 // "evseId" when the evseId is taken; an error of idem.Answer, unchanged; otherwise
 // wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the database
 // cannot be reached. Nothing is written when an error is returned.
-func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	start := time.Now()
 	now = stamp(now)
 	out := *e
@@ -188,7 +188,9 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 			return err
 		}
 		var err error
-		if queued, err = recordEvents(ctx, tx, chargenet.NewEVSEEvent(chargenet.EventEVSECreated, &out, now)); err != nil {
+		ev := chargenet.NewEVSEEvent(chargenet.EventEVSECreated, &out, now)
+		ev.Actor = actor
+		if queued, err = recordEvents(ctx, tx, ev); err != nil {
 			return err
 		}
 		return keepAnswer(ctx, tx, idem, &out, now)
@@ -222,7 +224,7 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 // idem.Answer, unchanged; otherwise wrapped driver or context errors, wrapping
 // chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
 // an error is returned.
-func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	start := time.Now()
 	now = stamp(now)
 	var e chargenet.EVSE
@@ -278,6 +280,9 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 				return err
 			}
 		}
+		for i := range events {
+			events[i].Actor = actor
+		}
 		if queued, err = recordEvents(ctx, tx, events...); err != nil {
 			return err
 		}
@@ -332,7 +337,7 @@ func lockLocation(ctx context.Context, tx pgx.Tx, id string) (l chargenet.Locati
 // when the location was deleted; otherwise wrapped driver or context errors, wrapping
 // chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
 // an error is returned.
-func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time.Time) (*chargenet.Location, bool, error) {
+func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor string, now time.Time) (*chargenet.Location, bool, error) {
 	start := time.Now()
 	now = stamp(now)
 	var out chargenet.Location
@@ -384,6 +389,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 			return err
 		}
 		ev := chargenet.NewLocationEvent(typ, &out, now)
+		ev.Actor = actor
 		queued, err = recordEvents(ctx, tx, ev)
 		return err
 	})
@@ -407,7 +413,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 // location; chargenet.LocationInUse, naming them, while EVSEs at it are not REMOVED;
 // otherwise wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the
 // database cannot be reached. Nothing is written when an error is returned.
-func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*chargenet.Location, error) {
+func (s *Store) DeleteLocation(ctx context.Context, id, actor string, now time.Time) (*chargenet.Location, error) {
 	start := time.Now()
 	now = stamp(now)
 	var out chargenet.Location
@@ -446,6 +452,7 @@ func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*
 			return err
 		}
 		ev := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, &out, now)
+		ev.Actor = actor
 		queued, err = recordEvents(ctx, tx, ev)
 		return err
 	})

@@ -86,7 +86,7 @@ func TestCreateEVSEReplicas(t *testing.T) {
 				PowerType: chargenet.PowerAC3Phase, MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400}}}
 		require.NoError(t, e.PrepareNew(now))
 		wg.Go(func() {
-			got, err := stores[i%2].CreateEVSE(ctx, &e, nil, now)
+			got, err := stores[i%2].CreateEVSE(ctx, &e, nil, "", now)
 			if assert.NoError(t, err, "create %d", i) {
 				uids[i] = got.UID
 			}

@@ -280,7 +280,7 @@ func authenticationFunc(keys *Keys, scopes map[*openapi3.Operation]requirement, 
 		if !ok {
 			return nil
 		}
-		ec.SetRequest(ec.Request().WithContext(context.WithValue(ec.Request().Context(), ownerKey{}, c.key.Name)))
+		ec.SetRequest(ec.Request().WithContext(context.WithValue(ec.Request().Context(), keyNameKey{}, c.key.Name)))
 		return lim.allow(ec, c.key.Hash, c.key.RateLimit)
 	}
 }

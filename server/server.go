@@ -312,7 +312,7 @@ func (s *Server) UpdateConnector(ctx context.Context, req gen.UpdateConnectorReq
 	if req.Body == nil { // the validator requires a body; this guards a misconfiguration
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
-	e, err := s.store.UpdateConnector(ctx, req.Uid, req.ConnectorId, patchFromAPI(req.Body), deref(req.Params.IfMatch), s.now().UTC())
+	e, err := s.store.UpdateConnector(ctx, req.Uid, req.ConnectorId, patchFromAPI(req.Body), deref(req.Params.IfMatch), actor(ctx), s.now().UTC())
 	if err != nil {
 		return nil, err
 	}

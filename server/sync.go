@@ -66,10 +66,11 @@ func (s *Server) ListEvents(ctx context.Context, req gen.ListEventsRequestObject
 	if req.Params.Since != nil {
 		since = *req.Params.Since
 	}
-	page, err := chargenet.PaginateChanges(ctx, s.cursors, chargenet.ListEvents, chargenet.EventFilter(types, since),
+	who := deref(req.Params.Actor)
+	page, err := chargenet.PaginateChanges(ctx, s.cursors, chargenet.ListEvents, chargenet.EventFilter(types, since, who),
 		deref(req.Params.Cursor), since, limit(req.Params.Limit),
 		func(ctx context.Context, seek chargenet.ChangeSeek[int64]) ([]chargenet.Event, error) {
-			return s.store.ListEvents(ctx, seek, types)
+			return s.store.ListEvents(ctx, seek, types, who)
 		}, func(e *chargenet.Event) (uint64, int64) { return e.Pos, e.Seq })
 	if err != nil {
 		return nil, err
@@ -164,6 +165,7 @@ func (s *Server) TestWebhook(ctx context.Context, req gen.TestWebhookRequestObje
 	}
 	now := s.now().UTC()
 	ev := chargenet.NewPingEvent(w.ID, w.URL, now)
+	ev.Actor = actor(ctx)
 	if err := s.store.SendTestEvent(ctx, who, w.ID, ev, now); err != nil {
 		return nil, err
 	}

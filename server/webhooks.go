@@ -11,15 +11,20 @@ import (
 	"github.com/chargenet/chargenet/gen"
 )
 
-// ownerKey is the request context key of the calling API key's name, which owns the
-// webhooks it creates.
-type ownerKey struct{}
+// keyNameKey is the request context key of the calling API key's name: the owner of the
+// webhooks it creates and the actor of the changes it makes.
+type keyNameKey struct{}
 
-// owner returns the name of the API key that authenticated the request.
+// owner returns the name of the API key that authenticated the request, the owner of
+// its webhooks.
 func owner(ctx context.Context) string {
-	name, _ := ctx.Value(ownerKey{}).(string)
+	name, _ := ctx.Value(keyNameKey{}).(string)
 	return name
 }
+
+// actor returns the actor of the request's changes: the name of the API key that
+// authenticated it.
+func actor(ctx context.Context) string { return owner(ctx) }
 
 // listDeliveries is the cursor list name of a webhook's delivery attempts: a cursor is
 // valid only for the webhook that issued it.
@@ -169,7 +174,7 @@ func (s *Server) IngestStatusNotification(ctx context.Context, req gen.IngestSta
 	if req.Body.Timestamp != nil {
 		n.Timestamp = req.Body.Timestamp.UTC()
 	}
-	res, err := s.store.ApplyStatusNotification(ctx, n, now)
+	res, err := s.store.ApplyStatusNotification(ctx, n, actor(ctx), now)
 	s.metrics.StatusNotification(notificationResult(res, err))
 	if err != nil {
 		return nil, err

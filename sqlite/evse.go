@@ -257,8 +257,8 @@ func patchQuery(mask int) string {
 // breaks a rule); ctx's error if it ends before the update is applied; a wrapped driver
 // error, wrapping chargenet.ErrUnavailable when the database cannot be written or the
 // store is closed. Nothing is written when an error is returned.
-func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
-	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Now: now.UTC()}
+func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch, actor string, now time.Time) (*chargenet.EVSE, error) {
+	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Actor: actor, Now: now.UTC()}
 	if err := s.submit(ctx, op, "update connector"); err != nil {
 		return nil, err
 	}

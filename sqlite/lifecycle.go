@@ -14,7 +14,7 @@ import (
 // CreateEVSE stores e (checked by chargenet.EVSE.PrepareNew) with the next uid, its
 // connectors, its evse.created event, its location's last update, and idem's answer, in
 // one write transaction (see chargenet.Store for the errors).
-func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	const op = "create evse"
 	out := e.Clone()
 	err := s.inventoryTx(ctx, op, func(tx *sql.Tx, record func(...chargenet.Event) error) error {
@@ -42,6 +42,7 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 			return err
 		}
 		ev := chargenet.NewEVSEEvent(chargenet.EventEVSECreated, out, now)
+		ev.Actor = actor
 		if err := record(ev); err != nil {
 			return err
 		}
@@ -54,7 +55,7 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 }
 
 // ChangeEVSE applies change to EVSE uid in one write transaction (see chargenet.Store).
-func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	const op = "change evse"
 	var out *chargenet.EVSE
 	err := s.inventoryTx(ctx, op, func(tx *sql.Tx, record func(...chargenet.Event) error) error {
@@ -106,6 +107,9 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 					return err
 				}
 			}
+		}
+		for i := range events {
+			events[i].Actor = actor
 		}
 		if err := record(events...); err != nil {
 			return err
@@ -229,7 +233,7 @@ func locationIn(ctx context.Context, tx *sql.Tx, id string) (*chargenet.Location
 
 // PutLocation creates or replaces location l in one write transaction (see
 // chargenet.Store).
-func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time.Time) (*chargenet.Location, bool, error) {
+func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor string, now time.Time) (*chargenet.Location, bool, error) {
 	const op = "put location"
 	var out *chargenet.Location
 	var created bool
@@ -265,6 +269,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 		}
 		out = &next
 		ev := chargenet.NewLocationEvent(typ, &next, now)
+		ev.Actor = actor
 		return record(ev)
 	})
 	if err != nil {
@@ -275,7 +280,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 
 // DeleteLocation marks location id deleted in one write transaction (see
 // chargenet.Store).
-func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*chargenet.Location, error) {
+func (s *Store) DeleteLocation(ctx context.Context, id, actor string, now time.Time) (*chargenet.Location, error) {
 	const op = "delete location"
 	var out *chargenet.Location
 	err := s.inventoryTx(ctx, op, func(tx *sql.Tx, record func(...chargenet.Event) error) error {
@@ -316,6 +321,7 @@ func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*
 			return err
 		}
 		ev := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, l, now)
+		ev.Actor = actor
 		return record(ev)
 	})
 	if err != nil {

@@ -86,7 +86,7 @@ func TestReadCacheManyChanges(t *testing.T) {
 
 	other := mustOpen(t, path)                   // its own writer: s reads nothing in between
 	for uid := int64(1001); uid <= 1006; uid++ { // six EVSEs moved: past the limit
-		_, err := other.UpdateConnector(t.Context(), uid, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(555.0)}, "", time.Now())
+		_, err := other.UpdateConnector(t.Context(), uid, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(555.0)}, "", "", time.Now())
 		require.NoError(t, err)
 	}
 	require.NoError(t, other.Close())
@@ -105,7 +105,7 @@ func TestReadCacheReadersWaitForOneSync(t *testing.T) {
 	ctx := t.Context()
 	keep, _ := requireFresh(t, s, 1002)
 	requireHit(t, s, 1002, keep, "read twice")
-	_, err := s.UpdateConnector(ctx, 1040, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(55.5)}, "", time.Now())
+	_, err := s.UpdateConnector(ctx, 1040, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(55.5)}, "", "", time.Now())
 	require.NoError(t, err)
 
 	gate := make(chan struct{})
@@ -160,7 +160,7 @@ func BenchmarkReadCacheUnderWrites(b *testing.B) {
 			}
 			p := float64(i%400) + 1
 			go func() { // not waiting: the commits come at the ticker's pace
-				_, _ = s.UpdateConnector(ctx, int64(1003+i%38), 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", time.Now())
+				_, _ = s.UpdateConnector(ctx, int64(1003+i%38), 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", "", time.Now())
 			}()
 		}
 	}()

@@ -130,7 +130,7 @@ func TestReopen(t *testing.T) {
 	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
-	updated, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(62.5)}, `"1"`, time.Now())
+	updated, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(62.5)}, `"1"`, "", time.Now())
 	require.NoError(t, err)
 	key := chargenet.APIKey{Name: "k", Hash: chargenet.HashAPIKey("secret"), Scopes: []string{chargenet.ScopeIngest}, CreatedAt: time.Now().UTC()}
 	require.NoError(t, s.CreateAPIKey(ctx, key))
@@ -207,7 +207,7 @@ func TestClosed(t *testing.T) {
 		require.NoError(t, s.Close(), "closing twice")
 		_, err := s.EVSE(t.Context(), 1001)
 		assert.ErrorIs(t, err, chargenet.ErrUnavailable)
-		_, err = s.UpdateConnector(t.Context(), 1001, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", time.Now())
+		_, err = s.UpdateConnector(t.Context(), 1001, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", "", time.Now())
 		assert.ErrorIs(t, err, chargenet.ErrUnavailable)
 		assert.ErrorIs(t, s.Ping(t.Context()), chargenet.ErrUnavailable)
 	}
@@ -276,7 +276,7 @@ func TestCrashChild(t *testing.T) {
 		e, err := s.EVSE(context.Background(), 1002)
 		require.NoError(t, err)
 		p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(e.Version + 1))}
-		e, err = s.UpdateConnector(context.Background(), 1002, 1, p, e.ETag(), time.Now())
+		e, err = s.UpdateConnector(context.Background(), 1002, 1, p, e.ETag(), "", time.Now())
 		require.NoError(t, err)
 		fmt.Printf("ack %d\n", e.Version)
 	}
@@ -410,7 +410,7 @@ func benchUpdates(b *testing.B, s *sqlite.Store, writers int) {
 		for pb.Next() {
 			i++
 			p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%100 + 1))}
-			if _, err := s.UpdateConnector(context.Background(), 1002, 1, p, "", time.Now()); err != nil {
+			if _, err := s.UpdateConnector(context.Background(), 1002, 1, p, "", "", time.Now()); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -445,7 +445,7 @@ func TestEventsKeptAfterDelivery(t *testing.T) {
 		require.NoError(t, err)
 		return n
 	}
-	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(9.0)}, "", now)
+	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(9.0)}, "", "", now)
 	require.NoError(t, err)
 	assert.Equal(t, 1, count("events"), "stored without a subscriber")
 	assert.Equal(t, 0, count("outbox"))
@@ -456,7 +456,7 @@ func TestEventsKeptAfterDelivery(t *testing.T) {
 		hooks = append(hooks, w.ID)
 	}
 	for _, p := range []float64{10, 11} {
-		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", now)
+		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", "", now)
 		require.NoError(t, err)
 	}
 	assert.Equal(t, 3, count("events"))
@@ -477,7 +477,7 @@ func TestEventsKeptAfterDelivery(t *testing.T) {
 	attempts, err := s.ListDeliveryAttempts(ctx, "p", hooks[0], chargenet.Seek[int64]{Limit: 10})
 	require.NoError(t, err)
 	assert.Len(t, attempts, 2, "the attempts stay")
-	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(12.0)}, "", now)
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(12.0)}, "", "", now)
 	require.NoError(t, err)
 	ds, err = s.ClaimDeliveries(ctx, now, 10, time.Minute)
 	require.NoError(t, err)
@@ -550,10 +550,12 @@ func TestEVSEDocs(t *testing.T) {
 	doc, _, err := s.EVSEDoc(ctx, 1004)
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(doc), "as imported, connectors in id order")
-	_, err = s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxVoltage: ptr(777.0)}, "", time.Now())
+	_, err = s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxVoltage: ptr(777.0)}, "", "", time.Now())
 	require.NoError(t, err)
 	_, err = s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 502, ConnectorID: 0, Status: "Faulted",
-		ErrorCode: "GroundFailure", Info: "i", Timestamp: time.Now()}, time.Now())
+		ErrorCode: "GroundFailure", Info: "i", Timestamp: time.Now()}, "",
+		time.Now())
+
 	require.NoError(t, err)
 
 	check := func(t *testing.T) {
@@ -634,7 +636,7 @@ func TestDropDocsMigration(t *testing.T) {
 	require.Len(t, docs, 1)
 	assert.Equal(t, string(wantLoc), string(docs[0].JSON))
 
-	updated, err := s.UpdateConnector(ctx, 1, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", time.Now())
+	updated, err := s.UpdateConnector(ctx, 1, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", "", time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), updated.Version)
 }
@@ -668,7 +670,7 @@ func TestEventLogMigration(t *testing.T) {
 	ms, err := s.Migrations(ctx)
 	require.NoError(t, err)
 	assert.True(t, slices.ContainsFunc(ms, func(m sqlite.Migration) bool { return m.Name == "0012_event_log.sql" }), "migrated through the event log")
-	logged, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+	logged, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil, "")
 	require.NoError(t, err)
 	require.Len(t, logged, 2)
 	assert.Equal(t, []string{"evt_A", "evt_B"}, []string{logged[0].ID, logged[1].ID}, "numbered in time order")
@@ -682,9 +684,9 @@ func TestEventLogMigration(t *testing.T) {
 	assert.Equal(t, "evt_A", ds[0].Event.ID)
 	assert.JSONEq(t, `{"uid":1}`, string(ds[0].Event.Data))
 	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
-	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(7.0)}, "", time.Now())
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(7.0)}, "", "", time.Now())
 	require.NoError(t, err)
-	logged, err = s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+	logged, err = s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil, "")
 	require.NoError(t, err)
 	require.Len(t, logged, 3)
 	assert.Equal(t, int64(3), logged[2].Seq)
@@ -724,7 +726,7 @@ func TestGroupCacheSeesOtherWrites(t *testing.T) {
 	const uid = 1002
 	patch := func(s *sqlite.Store, p chargenet.ConnectorPatch) *chargenet.EVSE {
 		t.Helper()
-		e, err := s.UpdateConnector(ctx, uid, 1, p, "", time.Now())
+		e, err := s.UpdateConnector(ctx, uid, 1, p, "", "", time.Now())
 		require.NoError(t, err)
 		return e
 	}
@@ -739,7 +741,10 @@ func TestGroupCacheSeesOtherWrites(t *testing.T) {
 		e.Connector(1).MaxAmperage = 333
 		e.Version++
 		return nil, nil
-	}, nil, time.Now())
+	}, nil, "",
+
+		time.Now())
+
 	require.NoError(t, err)
 	got = patch(a, chargenet.ConnectorPatch{MaxElectricPower: ptr(30.0)})
 	assert.Equal(t, 333.0, got.Connector(1).MaxAmperage, "the same store's write outside its groups")
@@ -762,7 +767,9 @@ func TestGroupCacheChargeboxes(t *testing.T) {
 	note := func(s *sqlite.Store, box int64, status string, at time.Duration) *chargenet.StatusResult {
 		t.Helper()
 		res, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: box, ConnectorID: 1,
-			Status: status, ErrorCode: "NoError", Timestamp: t0.Add(at)}, time.Now())
+			Status: status, ErrorCode: "NoError", Timestamp: t0.Add(at)}, "",
+			time.Now())
+
 		require.NoError(t, err)
 		return res
 	}
@@ -781,7 +788,7 @@ func TestGroupCacheChargeboxes(t *testing.T) {
 	assert.False(t, note(a, 501, "Charging", 3*time.Minute).Applied, "older than another store's")
 	assert.Equal(t, chargenet.StatusAvailable, status(1001))
 
-	_, err := a.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(21.0)}, "", time.Now())
+	_, err := a.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(21.0)}, "", "", time.Now())
 	require.NoError(t, err)
 	assert.True(t, note(a, 501, "Charging", 5*time.Minute).Applied, "newer, after a PATCH of the cached EVSE")
 	e, err := b.EVSE(ctx, 1001)
@@ -792,7 +799,7 @@ func TestGroupCacheChargeboxes(t *testing.T) {
 	// Charge box 502: connector 1 is connector 1 of EVSE 1003. Another store notifies
 	// it; this store's PATCH then reads EVSE 1003 alone, without its status times.
 	require.True(t, note(b, 502, "Charging", 6*time.Minute).Applied)
-	_, err = a.UpdateConnector(ctx, 1003, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(12.0)}, "", time.Now())
+	_, err = a.UpdateConnector(ctx, 1003, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(12.0)}, "", "", time.Now())
 	require.NoError(t, err)
 	assert.False(t, note(a, 502, "Available", 5*time.Minute).Applied, "older than the stored one, after a PATCH read the EVSE alone")
 	assert.Equal(t, chargenet.StatusCharging, status(1003))

@@ -272,7 +272,7 @@ func testCanceledContext(t *testing.T, open Opener) {
 		{"Location", func() error { _, err := s.Location(ctx, "LOC-0001"); return err }},
 		{"ListLocations", func() error { _, err := s.ListLocations(ctx, chargenet.Seek[string]{Limit: 10}); return err }},
 		{"UpdateConnector", func() error {
-			_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", ts)
+			_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", "", ts)
 			return err
 		}},
 		{"Import", func() error {

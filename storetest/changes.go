@@ -272,10 +272,10 @@ func testChangeListsSince(t *testing.T, open Opener) {
 
 	// EVSE 1001+i and location LOC-0101+i change at minute i.
 	for i := range 5 {
-		_, err := s.UpdateConnector(ctx, int64(1001+i), 1, chargenet.ConnectorPatch{MaxAmperage: ptr(float64(10 + i))}, "", at(i))
+		_, err := s.UpdateConnector(ctx, int64(1001+i), 1, chargenet.ConnectorPatch{MaxAmperage: ptr(float64(10 + i))}, "", "", at(i))
 		require.NoError(t, err)
 		l := newLocation(fmt.Sprintf("LOC-%04d", 101+i), at(i))
-		_, _, err = s.PutLocation(ctx, &l, at(i))
+		_, _, err = s.PutLocation(ctx, &l, "", at(i))
 		require.NoError(t, err)
 	}
 	settled(t, s)
@@ -311,15 +311,15 @@ func testChangeListsSince(t *testing.T, open Opener) {
 
 	// Changes committed out of time order: 1006 at minute 10, then 1007 at minute 1.
 	// Each is listed for every Since at or before its own time, the later commit last.
-	_, err := s.UpdateConnector(ctx, 1006, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(20.0)}, "", at(10))
+	_, err := s.UpdateConnector(ctx, 1006, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(20.0)}, "", "", at(10))
 	require.NoError(t, err)
-	_, err = s.UpdateConnector(ctx, 1007, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(21.0)}, "", at(1))
+	_, err = s.UpdateConnector(ctx, 1007, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(21.0)}, "", "", at(1))
 	require.NoError(t, err)
 	l := newLocation("LOC-0106", at(10))
-	_, _, err = s.PutLocation(ctx, &l, at(10))
+	_, _, err = s.PutLocation(ctx, &l, "", at(10))
 	require.NoError(t, err)
 	l = newLocation("LOC-0107", at(1))
-	_, _, err = s.PutLocation(ctx, &l, at(1))
+	_, _, err = s.PutLocation(ctx, &l, "", at(1))
 	require.NoError(t, err)
 	settled(t, s)
 	for _, tc := range []struct {
@@ -345,14 +345,14 @@ func testChangeListsMove(t *testing.T, open Opener) {
 	first := r.lastEVSE[1001]
 	firstLoc := r.lastLoc["LOC-0110"]
 
-	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", now())
+	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", "", now())
 	require.NoError(t, err)
-	_, err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", now())
+	_, err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", "", now())
 	require.NoError(t, err)
-	e, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(12.0)}, "", now())
+	e, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(12.0)}, "", "", now())
 	require.NoError(t, err)
 	l := newLocation("LOC-0110", now())
-	_, _, err = s.PutLocation(ctx, &l, now())
+	_, _, err = s.PutLocation(ctx, &l, "", now())
 	require.NoError(t, err)
 
 	settled(t, s)
@@ -383,7 +383,7 @@ func testChangeListsRemovals(t *testing.T, open Opener) {
 
 	removed := mustChange(t, s, 1003, removeEVSE(""), since)
 	require.Equal(t, chargenet.StatusRemoved, removed.Status)
-	deleted, err := s.DeleteLocation(ctx, "LOC-0100", since)
+	deleted, err := s.DeleteLocation(ctx, "LOC-0100", "", since)
 	require.NoError(t, err)
 	require.NotNil(t, deleted.DeletedAt)
 
@@ -421,14 +421,16 @@ func testChangeListsWritePaths(t *testing.T, open Opener) {
 		write func(t *testing.T) want
 	}{
 		{"UpdateConnector", func(t *testing.T) want {
-			_, err := s.UpdateConnector(ctx, 1007, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", now())
+			_, err := s.UpdateConnector(ctx, 1007, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", "", now())
 			require.NoError(t, err)
 			return want{uids: []int64{1007}}
 		}},
 		{"ApplyStatusNotification", func(t *testing.T) want {
 			// Charge box 505 holds EVSEs 1009 and 1010; connector 0 is the whole box.
 			res, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 505, ConnectorID: 0,
-				Status: "Faulted", ErrorCode: "GroundFailure", Timestamp: now()}, now())
+				Status: "Faulted", ErrorCode: "GroundFailure", Timestamp: now()}, "",
+				now())
+
 			require.NoError(t, err)
 			var uids []int64
 			for _, c := range res.EVSEs {
@@ -440,14 +442,16 @@ func testChangeListsWritePaths(t *testing.T, open Opener) {
 		}},
 		{"ApplyStatusNotification connector error", func(t *testing.T) want {
 			res, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 506, ConnectorID: 1,
-				Status: "Faulted", ErrorCode: "HighTemperature", Timestamp: now()}, now())
+				Status: "Faulted", ErrorCode: "HighTemperature", Timestamp: now()}, "",
+				now())
+
 			require.NoError(t, err)
 			require.Len(t, res.EVSEs, 1)
 			return want{uids: []int64{res.EVSEs[0].UID}}
 		}},
 		{"CreateEVSE", func(t *testing.T) want {
 			at := now()
-			e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*CHG*E1", "LOC-0003", 900, ""), at), nil, at)
+			e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*CHG*E1", "LOC-0003", 900, ""), at), nil, "", at)
 			require.NoError(t, err)
 			return want{uids: []int64{e.UID}, ids: []string{"LOC-0003"}}
 		}},
@@ -474,20 +478,20 @@ func testChangeListsWritePaths(t *testing.T, open Opener) {
 		}},
 		{"PutLocation create", func(t *testing.T) want {
 			l := newLocation("LOC-NEW", now())
-			_, created, err := s.PutLocation(ctx, &l, now())
+			_, created, err := s.PutLocation(ctx, &l, "", now())
 			require.NoError(t, err)
 			require.True(t, created)
 			return want{ids: []string{"LOC-NEW"}}
 		}},
 		{"PutLocation replace", func(t *testing.T) want {
 			l := newLocation("LOC-0002", now())
-			_, created, err := s.PutLocation(ctx, &l, now())
+			_, created, err := s.PutLocation(ctx, &l, "", now())
 			require.NoError(t, err)
 			require.False(t, created)
 			return want{ids: []string{"LOC-0002"}}
 		}},
 		{"DeleteLocation", func(t *testing.T) want {
-			_, err := s.DeleteLocation(ctx, "LOC-0111", now())
+			_, err := s.DeleteLocation(ctx, "LOC-0111", "", now())
 			require.NoError(t, err)
 			return want{ids: []string{"LOC-0111"}}
 		}},
@@ -506,7 +510,7 @@ func testChangeListsWritePaths(t *testing.T, open Opener) {
 		{"no change writes nothing", func(t *testing.T) want {
 			l, err := s.Location(ctx, "LOC-0002")
 			require.NoError(t, err)
-			_, _, err = s.PutLocation(ctx, l, now())
+			_, _, err = s.PutLocation(ctx, l, "", now())
 			require.NoError(t, err)
 			return want{}
 		}},
@@ -578,16 +582,18 @@ func testChangeListsConcurrent(t *testing.T, open Opener) {
 				var err error
 				switch (w + i) % 6 {
 				case 0:
-					_, err = s.UpdateConnector(ctx, uid, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(float64(1 + rng.IntN(300)))}, "", now())
+					_, err = s.UpdateConnector(ctx, uid, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(float64(1 + rng.IntN(300)))}, "", "", now())
 				case 1:
 					status := []string{"Available", "Charging", "Faulted", "SuspendedEV"}[rng.IntN(4)]
 					_, err = s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: int64(501 + rng.IntN(20)),
-						ConnectorID: 0, Status: status, ErrorCode: "NoError", Timestamp: now()}, now())
+						ConnectorID: 0, Status: status, ErrorCode: "NoError", Timestamp: now()}, "",
+						now())
+
 				case 2:
 					at := now()
 					e := postedEVSE(fmt.Sprintf("DE*CON*E%d*%d", w, i), fmt.Sprintf("LOC-%04d", 1+rng.IntN(30)), 900, "")
 					if err = e.PrepareNew(at); err == nil {
-						_, err = s.CreateEVSE(ctx, &e, nil, at)
+						_, err = s.CreateEVSE(ctx, &e, nil, "", at)
 					}
 				case 3:
 					loc := fmt.Sprintf("LOC-%04d", 1+rng.IntN(30))
@@ -596,11 +602,14 @@ func testChangeListsConcurrent(t *testing.T, open Opener) {
 							return nil, nil
 						}
 						return e.ApplyPatch(chargenet.EVSEPatch{LocationID: &loc}, "", now())
-					}, nil, now())
+					}, nil, "",
+
+						now())
+
 				case 4:
 					l := newLocation(fmt.Sprintf("LOC-%04d", 1+rng.IntN(120)), now())
 					l.Name = fmt.Sprintf("Renamed %d/%d", w, i)
-					_, _, err = s.PutLocation(ctx, &l, now())
+					_, _, err = s.PutLocation(ctx, &l, "", now())
 				case 5:
 					// Below the demo's uids: CreateEVSE takes the highest plus one.
 					e := newEVSE(int64(100+w*rounds+i), "LOC-0040", now())

@@ -170,7 +170,10 @@ func change(t testing.TB, s chargenet.Store, uid int64, c evseChange, at time.Ti
 		var err error
 		events, err = c(e, at)
 		return events, err
-	}, nil, at)
+	}, nil, "",
+
+		at)
+
 	return e, events, err
 }
 
@@ -287,7 +290,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 			e := prepared(t, tt.posted, at)
 			want := cloneEVSE(*e)
 			want.UID = tt.uid
-			got, err := s.CreateEVSE(ctx, e, nil, at)
+			got, err := s.CreateEVSE(ctx, e, nil, "", at)
 			require.NoError(t, err)
 			require.NotNil(t, got)
 			assert.Equal(t, public(want), public(*got), "the EVSE as stored: the next uid, the rest as prepared")
@@ -328,9 +331,9 @@ func testCreateEVSE(t *testing.T, open Opener) {
 
 	// A deleted location and a REMOVED EVSE (the highest uid) for the cases below.
 	gone := newLocation("GONE", now())
-	_, _, err := s.PutLocation(ctx, &gone, now())
+	_, _, err := s.PutLocation(ctx, &gone, "", now())
 	require.NoError(t, err)
-	_, err = s.DeleteLocation(ctx, "GONE", now())
+	_, err = s.DeleteLocation(ctx, "GONE", "", now())
 	require.NoError(t, err)
 	mustChange(t, s, 1043, removeEVSE(""), now())
 	recorded(t, s)
@@ -356,7 +359,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 		for _, tt := range errTests {
 			t.Run(tt.name, func(t *testing.T) {
 				before := takeSnapshot(t, s)
-				got, err := s.CreateEVSE(ctx, prepared(t, tt.posted, now()), nil, now())
+				got, err := s.CreateEVSE(ctx, prepared(t, tt.posted, now()), nil, "", now())
 				assert.Nil(t, got)
 				msg := requireError(t, err, tt.kind, tt.code, tt.param)
 				assert.Contains(t, msg, tt.inMsg)
@@ -367,7 +370,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 	})
 
 	t.Run("the uid after a REMOVED one", func(t *testing.T) {
-		got, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9004", "LOC-0021", 900, ""), now()), nil, now())
+		got, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9004", "LOC-0021", 900, ""), now()), nil, "", now())
 		require.NoError(t, err)
 		assert.Equal(t, int64(1044), got.UID, "REMOVED EVSE 1043 keeps its uid")
 		assert.Equal(t, []int64{1041, 1043, 1044}, location(t, s, "LOC-0021").EvseUIDs, "REMOVED EVSEs stay listed")
@@ -382,7 +385,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 		}
 		results := make([]*chargenet.EVSE, n)
 		errs := make([]error, n)
-		atOnce(n, func(i int) { results[i], errs[i] = s.CreateEVSE(ctx, evses[i], nil, time.Now()) })
+		atOnce(n, func(i int) { results[i], errs[i] = s.CreateEVSE(ctx, evses[i], nil, "", time.Now()) })
 		var uids []int64
 		for i := range results {
 			require.NoError(t, errs[i], "create %d", i)
@@ -595,7 +598,7 @@ func testChangeEVSERefused(t *testing.T, open Opener) {
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
 	subscribeAll(t, s)
-	_, err := s.DeleteLocation(ctx, "LOC-0120", now())
+	_, err := s.DeleteLocation(ctx, "LOC-0120", "", now())
 	require.NoError(t, err)
 	mustChange(t, s, 1040, removeEVSE(""), now())
 	recorded(t, s)
@@ -662,7 +665,7 @@ func testChangeEVSERefused(t *testing.T, open Opener) {
 
 	t.Run("UpdateConnector refuses a REMOVED EVSE", func(t *testing.T) {
 		before := takeSnapshot(t, s)
-		got, err := s.UpdateConnector(ctx, 1040, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", now())
+		got, err := s.UpdateConnector(ctx, 1040, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", "", now())
 		assert.Nil(t, got)
 		assert.ErrorIs(t, err, chargenet.ErrConflict)
 		var de *chargenet.Error
@@ -677,7 +680,10 @@ func testChangeEVSERefused(t *testing.T, open Opener) {
 		_, err := s.ChangeEVSE(ctx, 9999, func(*chargenet.EVSE) ([]chargenet.Event, error) {
 			called = true
 			return nil, nil
-		}, nil, now())
+		}, nil, "",
+
+			now())
+
 		requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "uid")
 		assert.False(t, called)
 	})
@@ -689,7 +695,10 @@ func testChangeEVSERefused(t *testing.T, open Opener) {
 			ev, err := e.ApplyPatch(chargenet.EVSEPatch{Status: ptr(chargenet.StatusInoperative)}, "", now())
 			require.NoError(t, err)
 			return ev, refused
-		}, nil, now())
+		}, nil, "",
+
+			now())
+
 		assert.Nil(t, got)
 		assert.ErrorIs(t, err, refused)
 		assert.Equal(t, before, takeSnapshot(t, s), "nothing changed")
@@ -711,7 +720,10 @@ func testChangeEVSEConcurrent(t *testing.T, open Opener) {
 		c.MaxElectricPower = float64(i + 1)
 		results[i], errs[i] = s.ChangeEVSE(ctx, 1001, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 			return e.AddConnector(c, "", time.Now())
-		}, nil, time.Now())
+		}, nil, "",
+
+			time.Now())
+
 	})
 	versions := map[int64]bool{}
 	for i, r := range results {
@@ -746,7 +758,9 @@ func testStatusHeld(t *testing.T, open Opener) {
 		tick++
 		at := base.Add(time.Duration(tick) * time.Second)
 		res, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: box, ConnectorID: conn, Status: ocpp,
-			ErrorCode: code, Timestamp: at}, at)
+			ErrorCode: code, Timestamp: at}, "",
+			at)
+
 		require.NoError(t, err)
 		return res
 	}
@@ -763,7 +777,10 @@ func testStatusHeld(t *testing.T, open Opener) {
 		_, err := s.ChangeEVSE(ctx, uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 			held = e.OperatorHold
 			return nil, nil
-		}, nil, now())
+		}, nil, "",
+
+			now())
+
 		require.NoError(t, err)
 		return held
 	}
@@ -825,7 +842,7 @@ func testStatusHeld(t *testing.T, open Opener) {
 	})
 
 	t.Run("PLANNED", func(t *testing.T) {
-		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9201", "LOC-0021", 900, ""), now()), nil, now())
+		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9201", "LOC-0021", 900, ""), now()), nil, "", now())
 		require.NoError(t, err)
 		require.Equal(t, chargenet.StatusPlanned, e.Status)
 		recorded(t, s)
@@ -843,7 +860,7 @@ func testStatusHeld(t *testing.T, open Opener) {
 	})
 
 	t.Run("created INOPERATIVE", func(t *testing.T) {
-		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9202", "LOC-0021", 901, chargenet.StatusInoperative), now()), nil, now())
+		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9202", "LOC-0021", 901, chargenet.StatusInoperative), now()), nil, "", now())
 		require.NoError(t, err)
 		assert.True(t, hold(e.UID))
 		recorded(t, s)
@@ -854,7 +871,7 @@ func testStatusHeld(t *testing.T, open Opener) {
 	})
 
 	t.Run("REMOVED", func(t *testing.T) {
-		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9203", "LOC-0021", 902, chargenet.StatusAvailable), now()), nil, now())
+		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9203", "LOC-0021", 902, chargenet.StatusAvailable), now()), nil, "", now())
 		require.NoError(t, err)
 		e = mustChange(t, s, e.UID, removeEVSE(""), now())
 		recorded(t, s)

@@ -109,7 +109,7 @@ func testPutLocation(t *testing.T, open Opener) {
 			before := takeSnapshot(t, s)
 			at := now()
 			l := tt.put(inv)
-			got, created, err := s.PutLocation(t.Context(), &l, at)
+			got, created, err := s.PutLocation(t.Context(), &l, "", at)
 			require.NoError(t, err)
 			assert.Equal(t, tt.created, created)
 			want := l
@@ -134,7 +134,7 @@ func testPutLocation(t *testing.T, open Opener) {
 	t.Run("deleted", func(t *testing.T) {
 		s, inv := demoStore(t, open)
 		subscribeAll(t, s)
-		_, err := s.DeleteLocation(t.Context(), "LOC-0120", now())
+		_, err := s.DeleteLocation(t.Context(), "LOC-0120", "", now())
 		require.NoError(t, err)
 		recorded(t, s)
 		before := takeSnapshot(t, s)
@@ -143,7 +143,7 @@ func testPutLocation(t *testing.T, open Opener) {
 		changed := same
 		changed.Name = "Back again"
 		for _, l := range []chargenet.Location{same, changed} {
-			got, created, err := s.PutLocation(t.Context(), &l, now())
+			got, created, err := s.PutLocation(t.Context(), &l, "", now())
 			assert.Nil(t, got)
 			assert.False(t, created)
 			requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationDeleted, "id")
@@ -162,7 +162,7 @@ func testPutLocation(t *testing.T, open Opener) {
 		atOnce(n, func(i int) {
 			l := newLocation("RACE", now())
 			l.Name = fmt.Sprintf("Writer %d", i)
-			_, created[i], errs[i] = s.PutLocation(t.Context(), &l, time.Now())
+			_, created[i], errs[i] = s.PutLocation(t.Context(), &l, "", time.Now())
 		})
 		creates := 0
 		for i := range n {
@@ -196,7 +196,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 
 	t.Run("not found", func(t *testing.T) {
 		for _, id := range []string{"NOPE", "loc-0001", ""} {
-			got, err := s.DeleteLocation(ctx, id, now())
+			got, err := s.DeleteLocation(ctx, id, "", now())
 			assert.Nil(t, got)
 			requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "id")
 		}
@@ -204,7 +204,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 	})
 
 	t.Run("in use", func(t *testing.T) {
-		got, err := s.DeleteLocation(ctx, "LOC-0001", now())
+		got, err := s.DeleteLocation(ctx, "LOC-0001", "", now())
 		assert.Nil(t, got)
 		msg := requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationInUse, "id")
 		assert.Contains(t, msg, "1001")
@@ -215,7 +215,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 		mustChange(t, s, 1001, removeEVSE(""), now())
 		recorded(t, s)
 		before := takeSnapshot(t, s)
-		_, err = s.DeleteLocation(ctx, "LOC-0001", now())
+		_, err = s.DeleteLocation(ctx, "LOC-0001", "", now())
 		msg = requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationInUse, "id")
 		assert.Contains(t, msg, "1002")
 		assert.NotContains(t, msg, "1001", "REMOVED EVSEs do not count")
@@ -228,7 +228,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 	before := takeSnapshot(t, s)
 	stored := location(t, s, "LOC-0001")
 	at := now()
-	deleted, err := s.DeleteLocation(ctx, "LOC-0001", at)
+	deleted, err := s.DeleteLocation(ctx, "LOC-0001", "", at)
 	require.NoError(t, err)
 
 	t.Run("deleted", func(t *testing.T) {
@@ -249,7 +249,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 	})
 
 	t.Run("twice", func(t *testing.T) {
-		again, err := s.DeleteLocation(ctx, "LOC-0001", now().Add(time.Hour))
+		again, err := s.DeleteLocation(ctx, "LOC-0001", "", now().Add(time.Hour))
 		require.NoError(t, err)
 		assert.Equal(t, deleted, again, "returned as it is")
 		assert.Equal(t, deleted, location(t, s, "LOC-0001"))
@@ -258,7 +258,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 
 	t.Run("a location without EVSEs", func(t *testing.T) {
 		at := now()
-		got, err := s.DeleteLocation(ctx, "LOC-0120", at)
+		got, err := s.DeleteLocation(ctx, "LOC-0120", "", at)
 		require.NoError(t, err)
 		require.NotNil(t, got.DeletedAt)
 		assert.Equal(t, at, *got.DeletedAt)
@@ -269,9 +269,9 @@ func testDeleteLocation(t *testing.T, open Opener) {
 	t.Run("its id cannot be used again", func(t *testing.T) {
 		before := takeSnapshot(t, s)
 		same := *stored
-		_, _, err := s.PutLocation(ctx, &same, now())
+		_, _, err := s.PutLocation(ctx, &same, "", now())
 		requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationDeleted, "id")
-		_, err = s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9301", "LOC-0001", 900, ""), now()), nil, now())
+		_, err = s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9301", "LOC-0001", 900, ""), now()), nil, "", now())
 		requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationDeleted, "locationId")
 		_, _, err = change(t, s, 1003, patchEVSE(chargenet.EVSEPatch{LocationID: ptr("LOC-0001")}, ""), now())
 		requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationDeleted, "locationId")
@@ -294,7 +294,7 @@ func testListDeletedLocations(t *testing.T, open Opener) {
 	deleted := map[string]bool{}
 	for i := 21; i <= 120; i += 3 {
 		id := fmt.Sprintf("LOC-%04d", i)
-		_, err := s.DeleteLocation(ctx, id, now())
+		_, err := s.DeleteLocation(ctx, id, "", now())
 		require.NoError(t, err)
 		deleted[id] = true
 	}
@@ -371,15 +371,18 @@ func testDeleteLocationRace(t *testing.T, open Opener) {
 		atOnce(4, func(j int) {
 			switch j {
 			case 0:
-				_, errs[j] = s.CreateEVSE(ctx, posted, nil, time.Now())
+				_, errs[j] = s.CreateEVSE(ctx, posted, nil, "", time.Now())
 			case 1:
-				_, errs[j] = s.DeleteLocation(ctx, create, time.Now())
+				_, errs[j] = s.DeleteLocation(ctx, create, "", time.Now())
 			case 2:
 				_, errs[j] = s.ChangeEVSE(ctx, 1001+int64(i), func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 					return e.ApplyPatch(chargenet.EVSEPatch{LocationID: &move}, "", time.Now())
-				}, nil, time.Now())
+				}, nil, "",
+
+					time.Now())
+
 			case 3:
-				_, errs[j] = s.DeleteLocation(ctx, move, time.Now())
+				_, errs[j] = s.DeleteLocation(ctx, move, "", time.Now())
 			}
 		})
 		for pair, ids := range [][2]int{{0, 1}, {2, 3}} {

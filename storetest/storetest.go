@@ -90,6 +90,7 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("EventLogEveryEvent", func(t *testing.T) { testEventLogEveryEvent(t, open) })
 	t.Run("EventLogRead", func(t *testing.T) { testEventLogRead(t, open) })
 	t.Run("EventLogNoMiss", func(t *testing.T) { testEventLogNoMiss(t, open) })
+	t.Run("EventActor", func(t *testing.T) { testEventActor(t, open) })
 	t.Run("SendTestEvent", func(t *testing.T) { testSendTestEvent(t, open) })
 	t.Run("ReplayEvents", func(t *testing.T) { testReplayEvents(t, open) })
 	t.Run("PruneEvents", func(t *testing.T) { testPruneEvents(t, open) })

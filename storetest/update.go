@@ -104,7 +104,7 @@ func testUpdateConnector(t *testing.T, open Opener) {
 			want.Version = 2
 
 			now := time.Now() // local, with a monotonic reading and nanoseconds
-			got, err := s.UpdateConnector(t.Context(), tt.uid, tt.connID, tt.patch, tt.ifMatch, now)
+			got, err := s.UpdateConnector(t.Context(), tt.uid, tt.connID, tt.patch, tt.ifMatch, "", now)
 			require.NoError(t, err)
 			checkUpdated(t, s, before, got, want, now)
 		})
@@ -127,13 +127,13 @@ func testUpdateConnectorSequence(t *testing.T, open Opener) {
 		*want.Connector(1) = patch.Apply(*want.Connector(1))
 		want.Version = int64(i + 2)
 		ts := now()
-		got, err := s.UpdateConnector(ctx, 1002, 1, patch, etag, ts)
+		got, err := s.UpdateConnector(ctx, 1002, 1, patch, etag, "", ts)
 		require.NoError(t, err, "update %d", i)
 		checkUpdated(t, s, before, got, want, ts)
 		assert.NotEqual(t, etag, got.ETag())
 		etag = got.ETag()
 	}
-	_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(1.0)}, `"2"`, now())
+	_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(1.0)}, `"2"`, "", now())
 	requireError(t, err, chargenet.ErrPreconditionFailed, chargenet.CodePreconditionFailed, "If-Match")
 }
 
@@ -179,14 +179,14 @@ func testUpdateConnectorErrors(t *testing.T, open Opener) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.UpdateConnector(t.Context(), tt.uid, tt.connID, tt.patch, tt.ifMatch, now())
+			got, err := s.UpdateConnector(t.Context(), tt.uid, tt.connID, tt.patch, tt.ifMatch, "", now())
 			assert.Nil(t, got)
 			msg := requireError(t, err, tt.kind, tt.code, tt.param)
 			assert.Contains(t, msg, tt.inMsg)
 			assert.Equal(t, before, takeSnapshot(t, s), "nothing changed")
 		})
 	}
-	_, err := s.UpdateConnector(t.Context(), 9999, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", now())
+	_, err := s.UpdateConnector(t.Context(), 9999, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", "", now())
 	assert.EqualError(t, err, "EVSE with uid 9999 not found")
 }
 
@@ -240,7 +240,7 @@ func testUpdateConnectorConcurrent(t *testing.T, open Opener) {
 			defer wg.Done()
 			<-start
 			p := concurrentPatch(i)
-			e, err := s.UpdateConnector(ctx, 1001, 1, p, "", time.Now())
+			e, err := s.UpdateConnector(ctx, 1001, 1, p, "", "", time.Now())
 			results[i], errs[i] = patchWrite{field: i % patchFieldCount, patch: p, evse: e}, err
 		}()
 	}
@@ -340,7 +340,7 @@ func testUpdateConnectorIfMatchRace(t *testing.T, open Opener) {
 	}
 	results := make([]result, writers)
 	atOnce(writers, func(i int) {
-		e, err := s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(100 + i))}, `"1"`, time.Now())
+		e, err := s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(100 + i))}, `"1"`, "", time.Now())
 		results[i] = result{e, err}
 	})
 
@@ -387,7 +387,7 @@ func testUpdateConnectorMixedGroup(t *testing.T, open Opener) {
 		if i%4 == 3 {
 			r.power = -r.power // refused: a rating must be positive
 		}
-		r.evse, r.err = s.UpdateConnector(ctx, r.uid, 1, chargenet.ConnectorPatch{MaxElectricPower: &r.power}, "", time.Now())
+		r.evse, r.err = s.UpdateConnector(ctx, r.uid, 1, chargenet.ConnectorPatch{MaxElectricPower: &r.power}, "", "", time.Now())
 		results[i] = r
 	})
 

@@ -72,6 +72,9 @@ type Op struct {
 	// Status notification.
 	Note *chargenet.StatusNotification
 
+	// Actor is who made the change (see chargenet.Event.Actor), set on its events.
+	Actor string
+
 	// Now is the time of the change, as the store keeps times (its precision).
 	Now time.Time
 
@@ -478,6 +481,7 @@ func (g *group) apply(op *Op) error {
 		return err
 	}
 	ev.TraceParent = chargenet.TraceParent(op.ctx) // the group's context is not the request's
+	ev.Actor = op.Actor
 	g.events = append(g.events, ev)
 	op.EVSE = out
 	return nil
@@ -498,6 +502,7 @@ func (g *group) applyNote(op *Op) error {
 	}
 	for _, ev := range plan.Events {
 		ev.TraceParent = chargenet.TraceParent(op.ctx)
+		ev.Actor = op.Actor
 		g.events = append(g.events, ev)
 	}
 	res := plan.Result

@@ -164,9 +164,11 @@ func ParseLocation(l *gen.Location) chargenet.Location {
 }
 
 // EventData returns the data of ev in its type's latest payload version: ev.Data when
-// the event was read back from the log (Payload nil), else its Payload encoded. It
-// returns an error for a payload of an unknown kind.
+// the event was read back from the log (Payload nil), else its Payload encoded, with
+// ev.Actor as actor (none when it is empty). It returns an error for a payload of an
+// unknown kind.
 func EventData(ev *chargenet.Event) (json.RawMessage, error) {
+	actor := optional(ev.Actor)
 	switch p := ev.Payload.(type) {
 	case nil:
 		return ev.Data, nil
@@ -174,7 +176,7 @@ func EventData(ev *chargenet.Event) (json.RawMessage, error) {
 		e := &p.EVSE
 		return json.Marshal(gen.EvseEventData{Uid: e.UID, EvseId: e.EvseID, ChargeboxId: e.ChargeboxID,
 			LocationId: optional(e.LocationID), Version: e.Version, Evse: EVSE(e),
-			PreviousLocationId: optional(p.PreviousLocationID)})
+			PreviousLocationId: optional(p.PreviousLocationID), Actor: actor})
 	case chargenet.ConnectorPayload:
 		e := &p.EVSE
 		c := e.Connector(p.ConnectorID)
@@ -182,22 +184,24 @@ func EventData(ev *chargenet.Event) (json.RawMessage, error) {
 			return nil, fmt.Errorf("event %s: connector %d of EVSE %d not found", ev.ID, p.ConnectorID, e.UID)
 		}
 		return json.Marshal(gen.ConnectorUpdatedData{Uid: e.UID, EvseId: e.EvseID, ChargeboxId: e.ChargeboxID,
-			LocationId: optional(e.LocationID), Version: e.Version, Connector: Connector(c)})
+			LocationId: optional(e.LocationID), Version: e.Version, Connector: Connector(c), Actor: actor})
 	case chargenet.StatusPayload:
 		e := &p.EVSE
 		source := gen.StatusChangedDataSource(p.Source)
 		out := gen.StatusChangedData{Uid: e.UID, EvseId: e.EvseID, ChargeboxId: e.ChargeboxID,
 			LocationId: optional(e.LocationID), Version: e.Version, Status: gen.EvseStatus(e.Status),
-			PreviousStatus: gen.EvseStatus(p.Previous), ReportedAt: p.ReportedAt.UTC(), Source: &source}
+			PreviousStatus: gen.EvseStatus(p.Previous), ReportedAt: p.ReportedAt.UTC(), Source: &source, Actor: actor}
 		if n := p.Notification; n != nil {
 			code := gen.ConnectorErrorCode(n.ErrorCode)
 			out.OcppConnectorId, out.OcppStatus, out.ErrorCode = &n.ConnectorID, &n.Status, &code
 		}
 		return json.Marshal(out)
 	case chargenet.LocationPayload:
-		return EncodeLocation(&p.Location)
+		l := Location(&p.Location)
+		l.Actor = actor
+		return json.Marshal(l)
 	case chargenet.PingPayload:
-		return json.Marshal(gen.PingData{WebhookId: p.WebhookID, Url: p.URL})
+		return json.Marshal(gen.PingData{WebhookId: p.WebhookID, Url: p.URL, Actor: actor})
 	}
 	return nil, fmt.Errorf("event %s: payload of unknown kind %T", ev.ID, ev.Payload)
 }

@@ -408,7 +408,7 @@ async function webhooks(): Promise<void> {
   equal(created.response.status, 201, "created answers 201");
   check(/^whsec_[A-Za-z0-9+/]{43}=$/.test(hook.secret), "the secret is whsec_ + base64 of 32 bytes", hook.secret);
   equal(created.response.headers.get("Location"), `/emsp/v1/webhooks/${hook.id}`, "Location names the new subscription");
-  equal(hook.event_types.map((e) => `${e.type}@${e.api_version}`), ["evse.connector.updated@1.0", "evse.status.changed@1.0"],
+  equal(hook.event_types.map((e) => `${e.type}@${e.api_version}`), ["evse.connector.updated@1.1", "evse.status.changed@1.0"],
     "versions are resolved (latest when absent)");
   const path = { params: { path: { webhookId: hook.id } } };
 
