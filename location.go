@@ -19,7 +19,11 @@ type Location struct {
 	Longitude   float64
 	TimeZone    string // IANA name
 	EvseUIDs    []int64
+	// LastUpdated is when the location, its list of EVSEs or one of its EVSEs last
+	// changed: never earlier than any of its EVSEs' LastUpdated. Version counts those
+	// changes; LastUpdated grows with every Version (see NextUpdate).
 	LastUpdated time.Time
+	Version     int64
 	DeletedAt   *time.Time // nil while the location exists
 	// ChangePos is the position of the location's last change in the change order (see
 	// ChangeSeek); only ListLocationChanges sets it.

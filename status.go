@@ -142,6 +142,7 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 	}
 	touched := map[int]bool{} // EVSEs with a connector the notification applies to
 	changed := map[int]bool{}
+	var errorChanged []target // connectors whose error the notification changed
 	var order []int
 	for _, t := range targets {
 		e := &evses[t.evse]
@@ -151,6 +152,7 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 		}
 		if !sameError(c.Error, cerr) {
 			changed[t.evse] = true
+			errorChanged = append(errorChanged, t)
 		}
 		c.Error, c.StatusReportedAt = copyError(cerr), ts
 		plan.Reached[e.UID] = append(plan.Reached[e.UID], c.ID)
@@ -175,8 +177,7 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 			}
 		}
 		if changed[i] {
-			e.Version++
-			e.LastUpdated = now.UTC()
+			e.touch(now)
 		}
 		plan.Changed = append(plan.Changed, e) // status times move even without a visible change
 		switch {
@@ -186,6 +187,9 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 			plan.Events = append(plan.Events, NewEVSEUpdatedEvent(e, e.LocationID, now))
 		}
 		plan.Result.EVSEs = append(plan.Result.EVSEs, StatusChange{UID: e.UID, Status: e.Status, Previous: previous, Version: e.Version, Reason: reason})
+	}
+	for _, t := range errorChanged {
+		evses[t.evse].Connectors[t.conn].LastUpdated = evses[t.evse].LastUpdated
 	}
 	plan.Result.Applied = applied
 	switch {

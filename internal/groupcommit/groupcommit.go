@@ -469,8 +469,7 @@ func (g *group) apply(op *Op) error {
 	if _, err := e.UpdateConnector(op.ConnectorID, op.Patch, op.IfMatch); err != nil {
 		return err
 	}
-	e.Version++
-	e.LastUpdated = op.Now
+	e.TouchConnector(op.ConnectorID, op.Now)
 	g.change(e).fields[op.ConnectorID] |= PatchFields(op.Patch)
 	out := e.Clone()
 	ev, err := chargenet.NewConnectorUpdatedEvent(out, op.ConnectorID, op.Now)
