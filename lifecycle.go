@@ -128,7 +128,7 @@ func (p EVSEPatch) Empty() bool {
 // evse.updated for a new chargeboxId or locationId (with previousLocationId when the
 // EVSE moved to another location). A
 // patch that sets what e already has changes nothing and returns no event; otherwise e
-// gets Version + 1 and LastUpdated now.
+// gets Version + 1 and LastUpdated NextUpdate(LastUpdated, now).
 //
 // Errors, in this order, with e unchanged: ErrInvalid for an empty patch or a value out
 // of range; ErrConflict (evse_removed) for a REMOVED EVSE; ErrPreconditionFailed for an

@@ -74,7 +74,8 @@ type StatusPlan struct {
 // such a connector takes the mapped status when the notification is newer than the
 // EVSE's StatusReportedAt and the operator does not hold its status (EVSE.Held). A
 // REMOVED EVSE takes nothing. An EVSE whose status or connector error changed gets Version
-// + 1 and LastUpdated now; a changed status also produces an evse.status.changed event,
+// + 1 and LastUpdated NextUpdate(LastUpdated, now), and so does each connector whose
+// error changed; a changed status also produces an evse.status.changed event,
 // a connector error changed without the status an evse.updated event.
 //
 // Errors: ErrNotFound when the charge box has no EVSE or no connector k; ErrConflict

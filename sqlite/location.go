@@ -12,13 +12,13 @@ import (
 )
 
 const (
-	locationColumns = `id, name, address, city, postal_code, country, latitude, longitude, time_zone, last_updated`
+	locationColumns = `id, name, address, city, postal_code, country, latitude, longitude, time_zone, last_updated, version`
 
 	// locationRowColumns are a location's columns and the ascending uids of its EVSEs as
 	// one comma-separated text (NULL when it has none): one row per location, so a page
 	// reads no more rows than it returns and needs no sort; see scanLocations.
 	locationRowColumns = `l.id, l.name, l.address, l.city, l.postal_code, l.country, l.latitude, l.longitude, ` +
-		`l.time_zone, l.last_updated, ` +
+		`l.time_zone, l.last_updated, l.version, ` +
 		`(SELECT group_concat(e.uid, ',' ORDER BY e.uid) FROM evses e WHERE e.location_id = l.id), l.deleted_at`
 
 	locationByIDQuery = `SELECT ` + locationRowColumns + ` FROM locations l WHERE l.id = ?`
@@ -44,7 +44,7 @@ func scanLocations(rows *sql.Rows, capacity int) ([]chargenet.Location, error) {
 		deleted sql.NullString
 	)
 	dest := []any{&l.ID, &l.Name, &l.Address, &l.City, &l.PostalCode, &l.Country, &l.Latitude, &l.Longitude,
-		&l.TimeZone, &updated, &uids, &deleted}
+		&l.TimeZone, &updated, &l.Version, &uids, &deleted}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
@@ -60,7 +60,7 @@ func scanLocations(rows *sql.Rows, capacity int) ([]chargenet.Location, error) {
 
 // locationOf returns l with the columns of a location row that need parsing.
 func locationOf(l chargenet.Location, updated string, uids, deleted sql.NullString) (chargenet.Location, error) {
-	t, err := parseTime(updated)
+	t, err := parseStamp(updated)
 	if err != nil {
 		return l, err
 	}
@@ -69,7 +69,7 @@ func locationOf(l chargenet.Location, updated string, uids, deleted sql.NullStri
 		return l, err
 	}
 	if deleted.Valid {
-		at, err := parseTime(deleted.String)
+		at, err := parseStamp(deleted.String)
 		if err != nil {
 			return l, err
 		}

@@ -182,8 +182,9 @@ func mustChange(t testing.TB, s chargenet.Store, uid int64, c evseChange, at tim
 	return e
 }
 
-// afterChange returns before with EVSE e as changed: when it moved from location from
-// to e.LocationID, both locations list it or no longer, with LastUpdated at.
+// afterChange returns before with EVSE e as changed at at: its location is touched
+// (chargenet.Location.Touch), and when it moved from location from to e.LocationID,
+// both locations list it or no longer, and both are touched.
 func afterChange(before snapshot, e chargenet.EVSE, from string, at time.Time) snapshot {
 	out := snapshot{Locations: sortedLocations(&chargenet.Inventory{Locations: before.Locations}), EVSEs: make([]chargenet.EVSE, 0, len(before.EVSEs)+1)}
 	found := false
@@ -197,19 +198,18 @@ func afterChange(before snapshot, e chargenet.EVSE, from string, at time.Time) s
 		out.EVSEs = append(out.EVSEs, cloneEVSE(e))
 		slices.SortFunc(out.EVSEs, func(a, b chargenet.EVSE) int { return compare(a.UID, b.UID) })
 	}
-	if from == e.LocationID {
-		return out
-	}
 	for i := range out.Locations {
 		l := &out.Locations[i]
-		switch l.ID {
-		case from:
+		switch {
+		case l.ID == e.LocationID && from == e.LocationID:
+			l.Touch(at)
+		case l.ID == from:
 			l.EvseUIDs = slices.DeleteFunc(l.EvseUIDs, func(u int64) bool { return u == e.UID })
-			l.LastUpdated = at
-		case e.LocationID:
+			l.Touch(at)
+		case l.ID == e.LocationID:
 			l.EvseUIDs = append(l.EvseUIDs, e.UID)
 			slices.Sort(l.EvseUIDs)
-			l.LastUpdated = at
+			l.Touch(at)
 		}
 	}
 	return out
@@ -471,11 +471,12 @@ func testChangeEVSE(t *testing.T, open Opener) {
 		{
 			name: "add a connector", uid: 1001, change: addConnector(acConnector()),
 			events: []string{chargenet.EventConnectorCreated},
-			check: func(t *testing.T, e *chargenet.EVSE, _ time.Time) {
+			check: func(t *testing.T, e *chargenet.EVSE, at time.Time) {
 				require.Len(t, e.Connectors, 2)
 				want := acConnector()
-				want.ID = 2
+				want.ID, want.LastUpdated = 2, at
 				assert.Equal(t, want, e.Connectors[1])
+				assert.True(t, e.Connectors[0].LastUpdated.Before(at), "the other connector's stays")
 			},
 		},
 		{
@@ -492,7 +493,9 @@ func testChangeEVSE(t *testing.T, open Opener) {
 			check: func(t *testing.T, e *chargenet.EVSE, at time.Time) {
 				require.NotNil(t, e.Connector(2).DeletedAt)
 				assert.Equal(t, at, *e.Connector(2).DeletedAt)
+				assert.Equal(t, at, e.Connector(2).LastUpdated)
 				assert.Nil(t, e.Connector(1).DeletedAt)
+				assert.True(t, e.Connector(1).LastUpdated.Before(at), "the other connector's stays")
 			},
 		},
 	}
@@ -522,7 +525,7 @@ func testChangeEVSE(t *testing.T, open Opener) {
 			assert.Equal(t, public(*got), public(*reread), "EVSE reads what ChangeEVSE returned")
 			assertSameJSON(t, got, reread)
 			assert.Equal(t, publicSnapshot(afterChange(before, *got, from.LocationID, at)), publicSnapshot(takeSnapshot(t, s)),
-				"the change, and when the EVSE moved both locations' uids and LastUpdated, nothing else")
+				"the change, its location touched (both, and their uids, when it moved), nothing else")
 			checkDocs(t, s, tt.uid, from.LocationID, got.LocationID)
 
 			events := recorded(t, s)

@@ -113,9 +113,13 @@ func testPutLocation(t *testing.T, open Opener) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.created, created)
 			want := l
-			want.EvseUIDs, want.LastUpdated, want.DeletedAt = tt.uids, at, nil
-			if tt.event == "" {
-				want.LastUpdated = byID(inv, l.ID).LastUpdated
+			want.EvseUIDs, want.LastUpdated, want.Version, want.DeletedAt = tt.uids, at, 1, nil
+			if !tt.created {
+				stored := byID(inv, l.ID)
+				want.Version = stored.Version + 1
+				if tt.event == "" {
+					want.LastUpdated, want.Version = stored.LastUpdated, stored.Version
+				}
 			}
 			assert.Equal(t, &want, got, "the location as committed")
 			assert.Equal(t, got, location(t, s, l.ID), "Location reads what PutLocation returned")
@@ -233,7 +237,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 
 	t.Run("deleted", func(t *testing.T) {
 		want := *stored
-		want.DeletedAt, want.LastUpdated = &at, at
+		want.DeletedAt, want.LastUpdated, want.Version = &at, at, stored.Version+1
 		assert.Equal(t, &want, deleted)
 		assert.Equal(t, []int64{1001, 1002}, deleted.EvseUIDs, "its REMOVED EVSEs stay listed")
 		assert.Equal(t, deleted, location(t, s, "LOC-0001"), "Location still finds it, with DeletedAt")
