@@ -94,6 +94,7 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("PruneEvents", func(t *testing.T) { testPruneEvents(t, open) })
 	t.Run("Observe", func(t *testing.T) { testObserve(t, open) })
 	t.Run("CommitWait", func(t *testing.T) { testCommitWait(t, open) })
+	t.Run("ClockBackwards", func(t *testing.T) { testClockBackwards(t, open) })
 	t.Run("Ping", func(t *testing.T) { testPing(t, open) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceledContext(t, open) })
 }
