@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/chargenet/chargenet/timestamp"
 )
 
 // The event types the service produces. eventtypes.json lists them with their payload
@@ -101,8 +103,8 @@ func statusChanged11(d json.RawMessage) (json.RawMessage, error) {
 func identity(d json.RawMessage) (json.RawMessage, error) { return d, nil }
 
 // Render returns the body of a delivery of e in payload version version:
-// {"type", "timestamp", "data"}. It returns an error for a type or version without a
-// renderer.
+// {"type", "timestamp", "data"}, the timestamp as package timestamp writes it. It
+// returns an error for a type or version without a renderer.
 func (e *Event) Render(version string) ([]byte, error) {
 	data, err := e.RenderData(version)
 	if err != nil {
@@ -112,7 +114,7 @@ func (e *Event) Render(version string) ([]byte, error) {
 		Type      string          `json:"type"`
 		Timestamp string          `json:"timestamp"`
 		Data      json.RawMessage `json:"data"`
-	}{e.Type, e.Time.UTC().Format(time.RFC3339Nano), data})
+	}{e.Type, timestamp.Format(e.Time), data})
 }
 
 // RenderData returns e's data in payload version version. It returns an error for a

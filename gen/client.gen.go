@@ -451,8 +451,10 @@ type ClientInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the locations whose
 	// `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-	// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-	// walk.
+	// first (see Staying in sync). A change of one of a location's EVSEs or their
+	// connectors changes the location too. Pass the same `updated_since` with every
+	// cursor of the walk, and apply the items in the order they come; a copy of a
+	// location with a higher `version` is newer than one with a lower.
 	//
 	// Corresponds with GET /v1/locations (the `ListLocations` operationId).
 	ListLocations(ctx context.Context, params *ListLocationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -520,7 +522,9 @@ type ClientInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the EVSEs whose
 	// `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-	// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+	// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+	// apply the items in the order they come; a copy of an EVSE with a higher `version`
+	// is newer than one with a lower.
 	//
 	// Corresponds with GET /v2/evses (the `ListEvses` operationId).
 	ListEvses(ctx context.Context, params *ListEvsesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1283,8 +1287,10 @@ func (c *Client) IngestStatusNotification(ctx context.Context, chargeboxId int64
 //
 // With `updated_since` the answer is the change list instead: the locations whose
 // `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-// walk.
+// first (see Staying in sync). A change of one of a location's EVSEs or their
+// connectors changes the location too. Pass the same `updated_since` with every
+// cursor of the walk, and apply the items in the order they come; a copy of a
+// location with a higher `version` is newer than one with a lower.
 //
 // Corresponds with GET /v1/locations (the `ListLocations` operationId).
 func (c *Client) ListLocations(ctx context.Context, params *ListLocationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1402,7 +1408,9 @@ func (c *Client) PutLocation(ctx context.Context, id LocationIdPath, body PutLoc
 //
 // With `updated_since` the answer is the change list instead: the EVSEs whose
 // `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+// apply the items in the order they come; a copy of an EVSE with a higher `version`
+// is newer than one with a lower.
 //
 // Corresponds with GET /v2/evses (the `ListEvses` operationId).
 func (c *Client) ListEvses(ctx context.Context, params *ListEvsesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3506,8 +3514,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the locations whose
 	// `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-	// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-	// walk.
+	// first (see Staying in sync). A change of one of a location's EVSEs or their
+	// connectors changes the location too. Pass the same `updated_since` with every
+	// cursor of the walk, and apply the items in the order they come; a copy of a
+	// location with a higher `version` is newer than one with a lower.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3581,7 +3591,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the EVSEs whose
 	// `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-	// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+	// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+	// apply the items in the order they come; a copy of an EVSE with a higher `version`
+	// is newer than one with a lower.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8634,8 +8646,10 @@ func (c *ClientWithResponses) IngestStatusNotificationWithResponse(ctx context.C
 //
 // With `updated_since` the answer is the change list instead: the locations whose
 // `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-// walk.
+// first (see Staying in sync). A change of one of a location's EVSEs or their
+// connectors changes the location too. Pass the same `updated_since` with every
+// cursor of the walk, and apply the items in the order they come; a copy of a
+// location with a higher `version` is newer than one with a lower.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8739,7 +8753,9 @@ func (c *ClientWithResponses) PutLocationWithResponse(ctx context.Context, id Lo
 //
 // With `updated_since` the answer is the change list instead: the EVSEs whose
 // `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+// apply the items in the order they come; a copy of an EVSE with a higher `version`
+// is newer than one with a lower.
 //
 // Returns a wrapper object for the known response body format(s).
 //
