@@ -133,15 +133,19 @@ func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) 
 // encoded. Errors are wrapped driver or context errors.
 //
 // The answer may come from the read cache (see SetReadCacheSize) while nothing has been
-// committed since it was read. The returned JSON must not be modified.
+// committed since it was read; of a cached page whose ids no commit changed, only the
+// locations a commit changed are read and encoded again. The returned JSON must not be
+// modified.
 func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
 	if seek.Limit <= 0 {
 		return []chargenet.LocationDoc{}, nil
 	}
 	at, cacheable := s.cache.view(ctx)
 	if cacheable {
-		if docs, ok := s.cache.page(at, seek); ok {
-			return docs, nil
+		if docs, missing, ok := s.cache.page(at, seek); ok {
+			if len(missing) == 0 || s.fillLocationDocs(ctx, at, docs, missing) {
+				return docs, nil
+			}
 		}
 	}
 	locs, err := s.ListLocations(ctx, seek)
@@ -160,4 +164,21 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 		s.cache.putPage(at, seek, docs)
 	}
 	return docs, nil
+}
+
+// fillLocationDocs reads and encodes the locations missing of a cached page (see
+// readCache.page) and reports whether the page may be served (readCache.fill).
+func (s *Store) fillLocationDocs(ctx context.Context, at cacheView, docs []chargenet.LocationDoc, missing []int) bool {
+	for _, i := range missing {
+		l, err := s.Location(ctx, docs[i].ID)
+		if err != nil {
+			return false
+		}
+		doc, err := wire.EncodeLocation(l)
+		if err != nil {
+			return false
+		}
+		docs[i].JSON = clip(doc)
+	}
+	return s.cache.fill(at, docs, missing)
 }
