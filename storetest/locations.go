@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
-	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,9 +37,7 @@ func checkLocationEvent(t testing.TB, events []chargenet.Event, typ string, l *c
 	require.Len(t, events, 1)
 	assert.Equal(t, typ, events[0].Type)
 	assert.True(t, l.LastUpdated.Equal(events[0].Time), "event time %v is the write's %v", events[0].Time, l.LastUpdated)
-	doc, err := wire.EncodeLocation(l)
-	require.NoError(t, err)
-	assert.JSONEq(t, string(doc), string(events[0].Data), "the event carries the location as committed")
+	assert.JSONEq(t, inEvent(t, l), string(events[0].Data), "the event carries the location as committed")
 }
 
 func testPutLocation(t *testing.T, open Opener) {
