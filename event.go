@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/chargenet/chargenet/timestamp"
 )
 
 // The event types the service produces. eventtypes.json lists them with their payload
@@ -144,8 +146,8 @@ func statusChanged11(d json.RawMessage) (json.RawMessage, error) {
 func identity(d json.RawMessage) (json.RawMessage, error) { return d, nil }
 
 // Render returns the body of a delivery of e in payload version version:
-// {"type", "timestamp", "data"}. It returns an error for a type or version without a
-// renderer.
+// {"type", "timestamp", "data"}, the timestamp as package timestamp writes it. It
+// returns an error for a type or version without a renderer.
 func (e *Event) Render(version string) ([]byte, error) {
 	data, err := e.RenderData(version)
 	if err != nil {
@@ -155,7 +157,7 @@ func (e *Event) Render(version string) ([]byte, error) {
 		Type      string          `json:"type"`
 		Timestamp string          `json:"timestamp"`
 		Data      json.RawMessage `json:"data"`
-	}{e.Type, e.Time.UTC().Format(time.RFC3339Nano), data})
+	}{e.Type, timestamp.Format(e.Time), data})
 }
 
 // RenderData returns e's data in payload version version. It returns an error for a
@@ -218,7 +220,7 @@ func (PingPayload) eventPayload()      {}
 
 // newEvent returns an event of type typ at now saying p.
 func newEvent(typ string, p EventPayload, now time.Time) Event {
-	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Payload: p}
+	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC().Truncate(Precision), Payload: p}
 }
 
 // NewConnectorUpdatedEvent returns the evse.connector.updated event of connector

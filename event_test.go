@@ -52,7 +52,7 @@ func TestEventsMatchTheContract(t *testing.T) {
 	require.NotNil(t, schema)
 
 	inv := chargenet.DemoInventory(time.Now())
-	now := time.Now()
+	now := time.Now().Truncate(chargenet.Precision)
 	var events []chargenet.Event
 	for _, e := range inv.EVSEs[:8] { // AC and DC, with and without errors, a deleted connector (1004)
 		for _, c := range e.Connectors {

@@ -13,6 +13,16 @@ import (
 // ErrUnavailable when the database cannot be reached, and other errors only for failures
 // the client cannot act on.
 //
+// Every write takes the time of a change in its transaction, on the rows as it read
+// them (locked where the database has row locks): an EVSE's, connector's or location's
+// LastUpdated becomes NextUpdate(its previous one, now), so it grows with every version
+// whatever the now a write is given (a replica's clock behind another's, a clock set
+// back). The now of a write method is the caller's clock reading. A location is touched
+// (Location.Touch) by every change of itself, of its list of EVSEs and of one of its
+// EVSEs, in the transaction of that change, so that its LastUpdated is the newest of
+// itself and its parts; no location event is recorded for a change of its parts. Times
+// are kept and returned in UTC to the microsecond (Precision).
+//
 // The methods that change the network take the actor of the change (the name of the
 // API key that made it, or "chargebox:<identity>"): the store sets it as the Actor of
 // every event the change records.
@@ -29,7 +39,11 @@ type Store interface {
 	Inspector
 
 	// Import inserts the inventory in one transaction: all of it or, on any error, none.
-	// An identifier that already exists is ErrConflict naming the record.
+	// Its EVSEs and locations get Version 1, their connectors their EVSE's LastUpdated,
+	// and its locations a LastUpdated no earlier than their EVSEs'; an existing location
+	// that gains EVSEs is touched with the newest of their LastUpdated
+	// (Inventory.NewestEVSEUpdates). An identifier that already exists is ErrConflict
+	// naming the record.
 	Import(ctx context.Context, inv *Inventory) error
 	// Setting returns a stored setting, storing value first if the name has none yet; of
 	// several concurrent callers (replicas) all get the value that was stored first.
@@ -55,17 +69,19 @@ type EVSEService interface {
 	// UpdateConnector applies patch to one connector in a single transaction that locks
 	// the EVSE, checks the rules through EVSE.UpdateConnector (so ErrNotFound,
 	// ErrPreconditionFailed, ErrConflict and ErrInvalid come from there), writes only the
-	// patched columns, increments the EVSE's Version, sets LastUpdated to now, and returns
-	// the EVSE as committed. ErrNotFound if the EVSE does not exist.
+	// patched columns, increments the EVSE's Version, takes its LastUpdated, and the
+	// connector's, as NextUpdate(LastUpdated, now) (EVSE.TouchConnector), touches its
+	// location, and returns the EVSE as committed. ErrNotFound if the EVSE does not exist.
 	UpdateConnector(ctx context.Context, uid, connectorID int64, patch ConnectorPatch, ifMatch, actor string, now time.Time) (*EVSE, error)
 	// ApplyStatusNotification applies a charge box's status notification in one
 	// transaction that locks the charge box's EVSEs, through ApplyStatusNotification (so
-	// its errors come from there), and records the events it produces in the same
-	// transaction. ErrNotFound if the charge box has no EVSE.
+	// its errors come from there), touches the locations of the EVSEs whose Version it
+	// changed, and records the events it produces in the same transaction. ErrNotFound if
+	// the charge box has no EVSE.
 	ApplyStatusNotification(ctx context.Context, n *StatusNotification, actor string, now time.Time) (*StatusResult, error)
 	// CreateEVSE stores e, already checked by EVSE.PrepareNew, with a new UID (one more
-	// than the highest in use), in one transaction with its evse.created event, the
-	// LastUpdated (now) of its location, and idem's answer when idem is not nil. It
+	// than the highest in use), in one transaction with its evse.created event, the touch
+	// of its location with e's LastUpdated, and idem's answer when idem is not nil. It
 	// returns the EVSE as stored. Errors: ErrInvalid (locationId) when the location does
 	// not exist; ErrConflict with code location_deleted when it is deleted, code conflict
 	// (param evseId) when the evseId is taken, and code idempotency_key_in_use when
@@ -77,8 +93,9 @@ type EVSEService interface {
 	// returns the change's events or a domain error. When change leaves the Version as it
 	// was, nothing is written and the EVSE is returned as read. Otherwise the store
 	// writes the EVSE, all its connectors, the events, idem's answer when idem is not
-	// nil, and, when the location changed, the LastUpdated (now) of the old and the new
-	// location, and returns the EVSE as committed. Errors: ErrNotFound (uid); change's
+	// nil, and the touch of its location with its new LastUpdated (of the old and the new
+	// location when it moved), and returns the EVSE as committed. The domain's changes
+	// take LastUpdated as NextUpdate of the EVSE as read. Errors: ErrNotFound (uid); change's
 	// errors unchanged; ErrInvalid (locationId) when a new location does not exist,
 	// ErrConflict location_deleted when it is deleted; ErrConflict idempotency_key_in_use
 	// as for CreateEVSE. Nothing is written when an error is returned.
@@ -97,14 +114,16 @@ type LocationService interface {
 	// ListLocationChanges reads one slice of the locations changed since seek.Since,
 	// deleted ones included, in change order, each with its ChangePos and EvseUIDs set.
 	ListLocationChanges(ctx context.Context, seek ChangeSeek[string]) ([]Location, error)
-	// PutLocation creates location l (EvseUIDs, LastUpdated and DeletedAt are ignored;
-	// created true, event location.created) or replaces the fields a client sets of the
-	// existing one (event location.updated), with LastUpdated now, in one transaction.
-	// A replacement with the same fields (Location.SameFields) writes nothing and returns
-	// the location as stored. ErrConflict location_deleted when the location was deleted.
+	// PutLocation creates location l (EvseUIDs, LastUpdated, Version and DeletedAt are
+	// ignored; created true, Version 1, LastUpdated now, event location.created) or
+	// replaces the fields a client sets of the existing one, which is touched
+	// (Location.Touch; event location.updated), in one transaction. A replacement with
+	// the same fields (Location.SameFields) writes nothing and returns the location as
+	// stored. ErrConflict location_deleted when the location was deleted.
 	PutLocation(ctx context.Context, l *Location, actor string, now time.Time) (loc *Location, created bool, err error)
-	// DeleteLocation marks location id deleted (DeletedAt and LastUpdated now) with its
-	// location.deleted event. A location already deleted is returned as it is.
+	// DeleteLocation marks location id deleted, touched (Location.Touch) and with
+	// DeletedAt its new LastUpdated, with its location.deleted event. A location already
+	// deleted is returned as it is.
 	// ErrNotFound when there is none; ErrConflict location_in_use (chargenet.LocationInUse)
 	// while an EVSE at it is not REMOVED.
 	DeleteLocation(ctx context.Context, id, actor string, now time.Time) (*Location, error)

@@ -156,7 +156,7 @@ func (q EventQuery) params(req PageRequest) gen.ListEventsParams {
 
 func eventFromAPI(e *gen.LoggedEvent) Event {
 	data, _ := e.Data.MarshalJSON() // the raw JSON it was decoded from
-	return Event{ID: e.Id, Type: e.Type, APIVersion: e.ApiVersion, Timestamp: e.Timestamp, Data: data}
+	return Event{ID: e.Id, Type: e.Type, APIVersion: e.ApiVersion, Timestamp: e.Timestamp.Time, Data: data}
 }
 
 // Events walks the event log, every event the service produced in its retention period

@@ -607,8 +607,10 @@ type ClientInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the locations whose
 	// `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-	// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-	// walk.
+	// first (see Staying in sync). A change of one of a location's EVSEs or their
+	// connectors changes the location too. Pass the same `updated_since` with every
+	// cursor of the walk, and apply the items in the order they come; a copy of a
+	// location with a higher `version` is newer than one with a lower.
 	//
 	// Corresponds with GET /v1/locations (the `ListLocations` operationId).
 	ListLocations(ctx context.Context, params *ListLocationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -686,7 +688,9 @@ type ClientInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the EVSEs whose
 	// `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-	// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+	// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+	// apply the items in the order they come; a copy of an EVSE with a higher `version`
+	// is newer than one with a lower.
 	//
 	// Corresponds with GET /v2/evses (the `ListEvses` operationId).
 	ListEvses(ctx context.Context, params *ListEvsesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1687,8 +1691,10 @@ func (c *Client) IngestStatusNotification(ctx context.Context, chargeboxId int64
 //
 // With `updated_since` the answer is the change list instead: the locations whose
 // `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-// walk.
+// first (see Staying in sync). A change of one of a location's EVSEs or their
+// connectors changes the location too. Pass the same `updated_since` with every
+// cursor of the walk, and apply the items in the order they come; a copy of a
+// location with a higher `version` is newer than one with a lower.
 //
 // Corresponds with GET /v1/locations (the `ListLocations` operationId).
 func (c *Client) ListLocations(ctx context.Context, params *ListLocationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1816,7 +1822,9 @@ func (c *Client) PutLocation(ctx context.Context, id LocationIdPath, body PutLoc
 //
 // With `updated_since` the answer is the change list instead: the EVSEs whose
 // `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+// apply the items in the order they come; a copy of an EVSE with a higher `version`
+// is newer than one with a lower.
 //
 // Corresponds with GET /v2/evses (the `ListEvses` operationId).
 func (c *Client) ListEvses(ctx context.Context, params *ListEvsesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4301,8 +4309,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the locations whose
 	// `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-	// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-	// walk.
+	// first (see Staying in sync). A change of one of a location's EVSEs or their
+	// connectors changes the location too. Pass the same `updated_since` with every
+	// cursor of the walk, and apply the items in the order they come; a copy of a
+	// location with a higher `version` is newer than one with a lower.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4386,7 +4396,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the EVSEs whose
 	// `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-	// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+	// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+	// apply the items in the order they come; a copy of an EVSE with a higher `version`
+	// is newer than one with a lower.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10317,8 +10329,10 @@ func (c *ClientWithResponses) IngestStatusNotificationWithResponse(ctx context.C
 //
 // With `updated_since` the answer is the change list instead: the locations whose
 // `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-// walk.
+// first (see Staying in sync). A change of one of a location's EVSEs or their
+// connectors changes the location too. Pass the same `updated_since` with every
+// cursor of the walk, and apply the items in the order they come; a copy of a
+// location with a higher `version` is newer than one with a lower.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10432,7 +10446,9 @@ func (c *ClientWithResponses) PutLocationWithResponse(ctx context.Context, id Lo
 //
 // With `updated_since` the answer is the change list instead: the EVSEs whose
 // `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+// apply the items in the order they come; a copy of an EVSE with a higher `version`
+// is newer than one with a lower.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/chargenet/chargenet/timestamp"
 	"github.com/oapi-codegen/runtime"
 )
 
@@ -311,10 +312,12 @@ type Actor = string
 
 // Connector One connector (plug or socket) of an EVSE.
 type Connector struct {
-	// DeletedAt When the connector was deleted (UTC). Absent while the connector is in service.
+	// DeletedAt When the connector was deleted, RFC 3339 in UTC with six fractional digits.
+	// Absent while the connector is in service.
 	//
-	// Example: 2026-10-01T08:00:00Z
-	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+	//
+	// Example: 2026-10-01T08:00:00.000000Z
+	DeletedAt *timestamp.Time `json:"deletedAt,omitempty"`
 
 	// Error Error status of a connector as reported by its charge box; present only while there is an error.
 	Error *ConnectorStatus `json:"error,omitempty"`
@@ -557,8 +560,10 @@ type Delivery struct {
 	// Example: 1
 	Attempt int `json:"attempt"`
 
-	// AttemptedAt Example: 2026-11-22T10:00:00Z
-	AttemptedAt time.Time `json:"attempted_at"`
+	// AttemptedAt When the attempt was made, RFC 3339 in UTC with six fractional digits.
+	//
+	// Example: 2026-11-22T10:00:00.000000Z
+	AttemptedAt timestamp.Time `json:"attempted_at"`
 
 	// DurationMs How long the attempt took, in milliseconds.
 	//
@@ -588,10 +593,12 @@ type Delivery struct {
 	// Example: 42
 	Id int64 `json:"id"`
 
-	// NextAttemptAt When the event will be tried again; absent when no retry is scheduled.
+	// NextAttemptAt When the event will be tried again, RFC 3339 in UTC with six fractional digits;
+	// absent when no retry is scheduled.
 	//
-	// Example: 2026-11-22T10:00:05Z
-	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+	//
+	// Example: 2026-11-22T10:00:05.000000Z
+	NextAttemptAt *timestamp.Time `json:"next_attempt_at,omitempty"`
 
 	// Outcome `succeeded` (a 2xx answer), `failed` (another answer or an error; a retry is
 	// scheduled unless `next_attempt_at` is absent), `gone` (410: the subscription
@@ -642,10 +649,13 @@ type EVSE struct {
 	// Example: DE*ABC*E1001*1
 	EvseId string `json:"evseId"`
 
-	// LastUpdated When the EVSE or one of its connectors last changed (UTC).
+	// LastUpdated When the EVSE or one of its connectors last changed, RFC 3339 in UTC with six
+	// fractional digits. It is later with every `version`, whichever server wrote the
+	// change.
 	//
-	// Example: 2026-11-01T10:00:00Z
-	LastUpdated time.Time `json:"lastUpdated"`
+	//
+	// Example: 2026-11-01T10:00:00.000000Z
+	LastUpdated timestamp.Time `json:"lastUpdated"`
 
 	// LocationId Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
 	//
@@ -674,6 +684,16 @@ type EVSE struct {
 	//
 	// Example: 1001
 	Uid int64 `json:"uid"`
+
+	// Version The EVSE's version, the number its `ETag` holds: 1 when it is created, one more
+	// with every change of the EVSE or of one of its connectors. Always present in
+	// answers; an import file may leave it out (it is ignored there). Of two copies of
+	// an EVSE, the one with the higher `version` is the newer one, and its
+	// `lastUpdated` is later too.
+	//
+	//
+	// Example: 1
+	Version *int64 `json:"version,omitempty"`
 }
 
 // EVSECreate An EVSE to create (`POST /v2/evses`); the service assigns `uid` and `lastUpdated`.
@@ -1121,10 +1141,12 @@ type Location struct {
 	// Example: DEU
 	Country string `json:"country"`
 
-	// DeletedAt When the location was deleted (UTC). Absent while it exists; a deleted location is in no list page.
+	// DeletedAt When the location was deleted, RFC 3339 in UTC with six fractional digits. Absent
+	// while it exists; a deleted location is in no list page.
 	//
-	// Example: 2026-11-20T08:00:00Z
-	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+	//
+	// Example: 2026-11-20T08:00:00.000000Z
+	DeletedAt *timestamp.Time `json:"deletedAt,omitempty"`
 
 	// EvseUids The `uid`s of the EVSEs at this location, ascending (`REMOVED` ones included).
 	//
@@ -1136,12 +1158,14 @@ type Location struct {
 	// Example: LOC-0001
 	Id LocationId `json:"id"`
 
-	// LastUpdated When the location last changed (UTC): its own fields, its deletion, or the set of
-	// EVSEs it holds.
+	// LastUpdated When the location last changed, RFC 3339 in UTC with six fractional digits: its
+	// own fields, its deletion, the set of EVSEs it holds, or one of those EVSEs or
+	// their connectors. It is the newest `lastUpdated` of the location and its EVSEs,
+	// and later with every `version`, whichever server wrote the change.
 	//
 	//
-	// Example: 2026-11-01T10:00:00Z
-	LastUpdated time.Time `json:"lastUpdated"`
+	// Example: 2026-11-01T10:00:00.000000Z
+	LastUpdated timestamp.Time `json:"lastUpdated"`
 
 	// Name Display name of the location.
 	//
@@ -1157,6 +1181,17 @@ type Location struct {
 	//
 	// Example: Europe/Berlin
 	TimeZone string `json:"timeZone"`
+
+	// Version The location's version: 1 when it is created, one more with every change that
+	// moves its `lastUpdated` (of its own fields, its deletion, the set of EVSEs it
+	// holds, or one of those EVSEs or their connectors). Always present in answers; an
+	// import file may leave it out (it is ignored there). Of two copies of a location,
+	// the one with the higher `version` is the newer one, and its `lastUpdated` is
+	// later too.
+	//
+	//
+	// Example: 1
+	Version *int64 `json:"version,omitempty"`
 }
 
 // LocationId Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
@@ -1227,10 +1262,12 @@ type LoggedEvent struct {
 	// Example: evt_01JD2Q4X7P3N5M8K6R2T9W1Y0Z
 	Id string `json:"id"`
 
-	// Timestamp When the change happened (UTC), as in its deliveries.
+	// Timestamp When the change happened, as in its deliveries: RFC 3339 in UTC with six
+	// fractional digits.
 	//
-	// Example: 2026-11-22T10:00:00Z
-	Timestamp time.Time `json:"timestamp"`
+	//
+	// Example: 2026-11-22T10:00:00.000000Z
+	Timestamp timestamp.Time `json:"timestamp"`
 
 	// Type The event type.
 	//
@@ -1372,10 +1409,12 @@ type StatusChangedData struct {
 	// Example: AVAILABLE
 	PreviousStatus EvseStatus `json:"previousStatus"`
 
-	// ReportedAt The notification's `timestamp`, or the time of the operator's change (UTC).
+	// ReportedAt The notification's `timestamp`, or the time of the operator's change: RFC 3339
+	// in UTC with six fractional digits.
 	//
-	// Example: 2026-11-22T10:00:00Z
-	ReportedAt time.Time `json:"reportedAt"`
+	//
+	// Example: 2026-11-22T10:00:00.000000Z
+	ReportedAt timestamp.Time `json:"reportedAt"`
 
 	// Source Version 1.1: who changed the status, a charge box notification or the operator.
 	//
@@ -1474,8 +1513,10 @@ type StatusNotificationResult struct {
 
 // Webhook A webhook subscription (without its secret).
 type Webhook struct {
-	// CreatedAt Example: 2026-11-22T09:00:00Z
-	CreatedAt time.Time `json:"created_at"`
+	// CreatedAt When the subscription was created, RFC 3339 in UTC with six fractional digits.
+	//
+	// Example: 2026-11-22T09:00:00.000000Z
+	CreatedAt timestamp.Time `json:"created_at"`
 
 	// Description Example: Connector changes for the roaming platform
 	Description *string `json:"description,omitempty"`
@@ -1496,8 +1537,10 @@ type Webhook struct {
 	// Example: wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z
 	Id WebhookId `json:"id"`
 
-	// UpdatedAt Example: 2026-11-22T09:00:00Z
-	UpdatedAt time.Time `json:"updated_at"`
+	// UpdatedAt When the subscription last changed, RFC 3339 in UTC with six fractional digits.
+	//
+	// Example: 2026-11-22T09:00:00.000000Z
+	UpdatedAt timestamp.Time `json:"updated_at"`
 
 	// Url Example: https://emsp.example.com/hooks/chargenet
 	Url string `json:"url"`
@@ -1524,10 +1567,12 @@ type WebhookEvent struct {
 	// Data The event's payload in the subscribed version; its shape depends on `type`.
 	Data WebhookEvent_Data `json:"data"`
 
-	// Timestamp When the change happened (UTC), not when it was delivered.
+	// Timestamp When the change happened (not when it was delivered), RFC 3339 in UTC with six
+	// fractional digits.
 	//
-	// Example: 2026-11-22T10:00:00Z
-	Timestamp time.Time `json:"timestamp"`
+	//
+	// Example: 2026-11-22T10:00:00.000000Z
+	Timestamp timestamp.Time `json:"timestamp"`
 
 	// Type The event type.
 	//
@@ -1624,8 +1669,10 @@ type WebhookTestResult struct {
 
 // WebhookWithSecret A webhook subscription with its signing secret, shown only on creation and rotation.
 type WebhookWithSecret struct {
-	// CreatedAt Example: 2026-11-22T09:00:00Z
-	CreatedAt time.Time `json:"created_at"`
+	// CreatedAt When the subscription was created, RFC 3339 in UTC with six fractional digits.
+	//
+	// Example: 2026-11-22T09:00:00.000000Z
+	CreatedAt timestamp.Time `json:"created_at"`
 
 	// Description Example: Connector changes for the roaming platform
 	Description *string `json:"description,omitempty"`
@@ -1651,8 +1698,10 @@ type WebhookWithSecret struct {
 	// Example: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/ghpV1POv0U=
 	Secret string `json:"secret"`
 
-	// UpdatedAt Example: 2026-11-22T09:00:00Z
-	UpdatedAt time.Time `json:"updated_at"`
+	// UpdatedAt When the subscription last changed, RFC 3339 in UTC with six fractional digits.
+	//
+	// Example: 2026-11-22T09:00:00.000000Z
+	UpdatedAt timestamp.Time `json:"updated_at"`
 
 	// Url Example: https://emsp.example.com/hooks/chargenet
 	Url string `json:"url"`
@@ -1848,9 +1897,9 @@ type ListLocationsParams struct {
 
 	// UpdatedSince Turns the list into a change list: only items whose `lastUpdated` is at or after
 	// this time (RFC 3339; write a `+` offset as `%2B`, or use `Z`), oldest change first,
-	// removed and deleted items included. Use it for the first read only; to poll for
-	// later changes pass the last page's `resume_cursor` as `cursor` with the same
-	// `updated_since` (see Staying in sync). A cursor issued without this parameter, with
+	// removed and deleted items included; apply them in that order. Use it for the first
+	// read only; to poll for later changes pass the last page's `resume_cursor` as
+	// `cursor` with the same `updated_since` (see Staying in sync). A cursor issued without this parameter, with
 	// another value, or by another list is rejected with 400 `invalid_cursor`.
 	UpdatedSince *UpdatedSince `form:"updated_since,omitempty" json:"updated_since,omitempty"`
 }
@@ -1871,9 +1920,9 @@ type ListEvsesParams struct {
 
 	// UpdatedSince Turns the list into a change list: only items whose `lastUpdated` is at or after
 	// this time (RFC 3339; write a `+` offset as `%2B`, or use `Z`), oldest change first,
-	// removed and deleted items included. Use it for the first read only; to poll for
-	// later changes pass the last page's `resume_cursor` as `cursor` with the same
-	// `updated_since` (see Staying in sync). A cursor issued without this parameter, with
+	// removed and deleted items included; apply them in that order. Use it for the first
+	// read only; to poll for later changes pass the last page's `resume_cursor` as
+	// `cursor` with the same `updated_since` (see Staying in sync). A cursor issued without this parameter, with
 	// another value, or by another list is rejected with 400 `invalid_cursor`.
 	UpdatedSince *UpdatedSince `form:"updated_since,omitempty" json:"updated_since,omitempty"`
 }

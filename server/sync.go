@@ -11,6 +11,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/internal/wire"
+	"github.com/chargenet/chargenet/timestamp"
 )
 
 // listLocationChanges answers GET /v1/locations?updated_since= with one page of the
@@ -147,7 +148,7 @@ func (s *Server) renderer(apiVersion *string) (func(*chargenet.Event) (gen.Logge
 		if err != nil {
 			return gen.LoggedEvent{}, err
 		}
-		out := gen.LoggedEvent{Id: e.ID, Type: e.Type, ApiVersion: version, Timestamp: e.Time.UTC()}
+		out := gen.LoggedEvent{Id: e.ID, Type: e.Type, ApiVersion: version, Timestamp: timestamp.New(e.Time)}
 		if err := out.Data.UnmarshalJSON(data); err != nil {
 			return gen.LoggedEvent{}, fmt.Errorf("event %s: %w", e.ID, err)
 		}

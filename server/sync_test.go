@@ -261,7 +261,7 @@ func TestEventLog(t *testing.T) {
 			got := decode[gen.LoggedEvent](t, rec)
 			assert.Equal(t, want.Id, got.Id)
 			assert.Equal(t, want.Type, got.Type)
-			assert.True(t, want.Timestamp.Equal(got.Timestamp))
+			assert.True(t, want.Timestamp.Equal(got.Timestamp.Time))
 		}
 		rec := v.do(http.MethodGet, "/emsp/v1/events/"+events[3].Id+"?api_version=1.0", "")
 		require.Equal(t, http.StatusOK, rec.Code)

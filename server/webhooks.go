@@ -9,6 +9,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/timestamp"
 )
 
 // keyNameKey is the request context key of the calling API key's name: the owner of the
@@ -196,7 +197,7 @@ func subscriptionsFromAPI(in []gen.WebhookSubscription) []chargenet.Subscription
 }
 
 func webhookToAPI(w *chargenet.Webhook) gen.Webhook {
-	out := gen.Webhook{Id: w.ID, Url: w.URL, Enabled: w.Enabled, CreatedAt: w.CreatedAt.UTC(), UpdatedAt: w.UpdatedAt.UTC(),
+	out := gen.Webhook{Id: w.ID, Url: w.URL, Enabled: w.Enabled, CreatedAt: timestamp.New(w.CreatedAt), UpdatedAt: timestamp.New(w.UpdatedAt),
 		EventTypes: make([]gen.WebhookSubscription, len(w.Subscriptions))}
 	for i, sub := range w.Subscriptions {
 		v := sub.APIVersion
@@ -220,7 +221,7 @@ func webhookWithSecret(w *chargenet.Webhook) gen.WebhookWithSecret {
 }
 
 func deliveryToAPI(a *chargenet.DeliveryAttempt) gen.Delivery {
-	out := gen.Delivery{Id: a.ID, EventId: a.EventID, EventType: a.EventType, Attempt: a.Attempt, AttemptedAt: a.AttemptedAt.UTC(),
+	out := gen.Delivery{Id: a.ID, EventId: a.EventID, EventType: a.EventType, Attempt: a.Attempt, AttemptedAt: timestamp.New(a.AttemptedAt),
 		Outcome: gen.DeliveryOutcome(a.Outcome), DurationMs: a.Duration.Milliseconds()}
 	if a.HTTPStatus != 0 {
 		st := a.HTTPStatus
@@ -230,9 +231,6 @@ func deliveryToAPI(a *chargenet.DeliveryAttempt) gen.Delivery {
 		e := a.Error
 		out.Error = &e
 	}
-	if a.NextAttemptAt != nil {
-		t := a.NextAttemptAt.UTC()
-		out.NextAttemptAt = &t
-	}
+	out.NextAttemptAt = timestamp.Ptr(a.NextAttemptAt)
 	return out
 }

@@ -838,3 +838,63 @@ func TestIdempotencyAnswerMigration(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n, "the old columns are gone")
 }
+
+// TestLastUpdatedMigration migrates a database written before migration 0019: a
+// location older than one of its EVSEs takes that EVSE's time and moves to the end of
+// the location change list, the other keeps its own; connectors read their EVSE's time;
+// every location starts at version 1; no EVSE moves in its change list; times read to
+// the microsecond.
+func TestLastUpdatedMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	at := func(s int) string {
+		return time.Date(2026, 1, 1, 0, 0, s, 123456789, time.UTC).Format("2006-01-02T15:04:05.000000000Z")
+	}
+	row := func(id string, s int) string {
+		return `INSERT INTO locations (id, name, address, city, postal_code, country, latitude, longitude, time_zone, last_updated) ` +
+			`VALUES ('` + id + `', 'One', 'Street 1', 'Town', '12345', 'DEU', 52.5, 13.25, 'Europe/Berlin', '` + at(s) + `')`
+	}
+	evse := func(uid, location string, s int) string {
+		return `INSERT INTO evses (uid, evse_id, chargebox_id, location_id, status, last_updated, version) ` +
+			`VALUES (` + uid + `, 'DE*CNT*E` + uid + `*1', 501, '` + location + `', 'AVAILABLE', '` + at(s) + `', 3)`
+	}
+	require.NoError(t, sqlite.MigrateBeforeForTest(ctx, path, "0019",
+		row("OLDER", 1), row("NEWER", 9), evse("1", "OLDER", 5), evse("2", "NEWER", 2),
+		`INSERT INTO connectors (evse_uid, id, standard, format, power_type, max_electric_power, max_amperage, max_voltage) `+
+			`VALUES (1, 1, 'IEC_62196_T2', 'SOCKET', 'AC_3_PHASE', 22, 32, 400)`,
+	))
+	s := mustOpen(t, path)
+	us := func(sec int) time.Time { return time.Date(2026, 1, 1, 0, 0, sec, 123456000, time.UTC) }
+
+	older, err := s.Location(ctx, "OLDER")
+	require.NoError(t, err)
+	assert.Equal(t, us(5), older.LastUpdated, "its EVSE's time, to the microsecond")
+	assert.Equal(t, int64(1), older.Version)
+	newer, err := s.Location(ctx, "NEWER")
+	require.NoError(t, err)
+	assert.Equal(t, us(9), newer.LastUpdated, "its own, newer than its EVSE's")
+	assert.Equal(t, int64(1), newer.Version)
+	e, err := s.EVSE(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, us(5), e.LastUpdated)
+	require.Len(t, e.Connectors, 1)
+	assert.Equal(t, us(5), e.Connectors[0].LastUpdated, "a connector without its own time reads its EVSE's")
+
+	locs, err := s.ListLocationChanges(ctx, chargenet.ChangeSeek[string]{Limit: 10})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"NEWER", "OLDER"}, []string{locs[0].ID, locs[1].ID}, "the location whose time moved comes last")
+	evses, err := s.ListEVSEChanges(ctx, chargenet.ChangeSeek[int64]{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, evses, 2)
+	assert.Equal(t, []int64{2, 1}, []int64{evses[0].UID, evses[1].UID})
+	assert.Equal(t, []uint64{2, 3}, []uint64{evses[0].ChangePos, evses[1].ChangePos},
+		"the positions the inserts gave them (1's connector moved it to 3): the migration moved no EVSE")
+
+	updated, err := s.UpdateConnector(ctx, 1, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", "", us(0))
+	require.NoError(t, err)
+	assert.Equal(t, us(5).Add(time.Microsecond), updated.LastUpdated, "a clock behind the stored time moves one microsecond on")
+	older, err = s.Location(ctx, "OLDER")
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), older.Version)
+	assert.Equal(t, updated.LastUpdated, older.LastUpdated)
+}

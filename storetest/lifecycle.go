@@ -60,9 +60,31 @@ func assertUpdatedEvent(t *testing.T, ev chargenet.Event, e *chargenet.EVSE) {
 	assert.Equal(t, e.UID, data.UID)
 	assert.Equal(t, e.Version, data.Version)
 	assert.Nil(t, data.PreviousLocationID, "the EVSE did not move")
-	doc, err := wire.EncodeEVSE(e)
+	assert.JSONEq(t, inEvent(t, e), string(data.EVSE))
+}
+
+// inEvent returns doc as event data embeds it: without the version, which the event's
+// payload carries beside it.
+func inEvent(t testing.TB, v any) string {
+	t.Helper()
+	var doc []byte
+	var err error
+	switch v := v.(type) {
+	case *chargenet.EVSE:
+		doc, err = wire.EncodeEVSE(v)
+	case *chargenet.Location:
+		doc, err = wire.EncodeLocation(v)
+	default:
+		t.Fatalf("inEvent: %T", v)
+	}
 	require.NoError(t, err)
-	assert.JSONEq(t, string(doc), string(data.EVSE))
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(doc, &m))
+	require.Contains(t, m, "version", "answers show the version")
+	delete(m, "version")
+	out, err := json.Marshal(m)
+	require.NoError(t, err)
+	return string(out)
 }
 
 func eventIDs(events []chargenet.Event) []string {
@@ -185,8 +207,9 @@ func mustChange(t testing.TB, s chargenet.Store, uid int64, c evseChange, at tim
 	return e
 }
 
-// afterChange returns before with EVSE e as changed: when it moved from location from
-// to e.LocationID, both locations list it or no longer, with LastUpdated at.
+// afterChange returns before with EVSE e as changed at at: its location is touched
+// (chargenet.Location.Touch), and when it moved from location from to e.LocationID,
+// both locations list it or no longer, and both are touched.
 func afterChange(before snapshot, e chargenet.EVSE, from string, at time.Time) snapshot {
 	out := snapshot{Locations: sortedLocations(&chargenet.Inventory{Locations: before.Locations}), EVSEs: make([]chargenet.EVSE, 0, len(before.EVSEs)+1)}
 	found := false
@@ -200,19 +223,18 @@ func afterChange(before snapshot, e chargenet.EVSE, from string, at time.Time) s
 		out.EVSEs = append(out.EVSEs, cloneEVSE(e))
 		slices.SortFunc(out.EVSEs, func(a, b chargenet.EVSE) int { return compare(a.UID, b.UID) })
 	}
-	if from == e.LocationID {
-		return out
-	}
 	for i := range out.Locations {
 		l := &out.Locations[i]
-		switch l.ID {
-		case from:
+		switch {
+		case l.ID == e.LocationID && from == e.LocationID:
+			l.Touch(at)
+		case l.ID == from:
 			l.EvseUIDs = slices.DeleteFunc(l.EvseUIDs, func(u int64) bool { return u == e.UID })
-			l.LastUpdated = at
-		case e.LocationID:
+			l.Touch(at)
+		case l.ID == e.LocationID:
 			l.EvseUIDs = append(l.EvseUIDs, e.UID)
 			slices.Sort(l.EvseUIDs)
-			l.LastUpdated = at
+			l.Touch(at)
 		}
 	}
 	return out
@@ -322,9 +344,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 			require.NoError(t, json.Unmarshal(events[0].Data, &data))
 			assert.Equal(t, tt.uid, data.UID)
 			assert.Equal(t, int64(1), data.Version)
-			doc, err := wire.EncodeEVSE(got)
-			require.NoError(t, err)
-			assert.JSONEq(t, string(doc), string(data.EVSE), "the event carries the EVSE as stored")
+			assert.JSONEq(t, inEvent(t, got), string(data.EVSE), "the event carries the EVSE as stored")
 			assert.Equal(t, int64(i+1), announced.Load(), "each create with a subscriber is announced")
 		})
 	}
@@ -474,11 +494,12 @@ func testChangeEVSE(t *testing.T, open Opener) {
 		{
 			name: "add a connector", uid: 1001, change: addConnector(acConnector()),
 			events: []string{chargenet.EventConnectorCreated},
-			check: func(t *testing.T, e *chargenet.EVSE, _ time.Time) {
+			check: func(t *testing.T, e *chargenet.EVSE, at time.Time) {
 				require.Len(t, e.Connectors, 2)
 				want := acConnector()
-				want.ID = 2
+				want.ID, want.LastUpdated = 2, at
 				assert.Equal(t, want, e.Connectors[1])
+				assert.True(t, e.Connectors[0].LastUpdated.Before(at), "the other connector's stays")
 			},
 		},
 		{
@@ -495,7 +516,9 @@ func testChangeEVSE(t *testing.T, open Opener) {
 			check: func(t *testing.T, e *chargenet.EVSE, at time.Time) {
 				require.NotNil(t, e.Connector(2).DeletedAt)
 				assert.Equal(t, at, *e.Connector(2).DeletedAt)
+				assert.Equal(t, at, e.Connector(2).LastUpdated)
 				assert.Nil(t, e.Connector(1).DeletedAt)
+				assert.True(t, e.Connector(1).LastUpdated.Before(at), "the other connector's stays")
 			},
 		},
 	}
@@ -525,7 +548,7 @@ func testChangeEVSE(t *testing.T, open Opener) {
 			assert.Equal(t, public(*got), public(*reread), "EVSE reads what ChangeEVSE returned")
 			assertSameJSON(t, got, reread)
 			assert.Equal(t, publicSnapshot(afterChange(before, *got, from.LocationID, at)), publicSnapshot(takeSnapshot(t, s)),
-				"the change, and when the EVSE moved both locations' uids and LastUpdated, nothing else")
+				"the change, its location touched (both, and their uids, when it moved), nothing else")
 			checkDocs(t, s, tt.uid, from.LocationID, got.LocationID)
 
 			events := recorded(t, s)
@@ -542,9 +565,7 @@ func testChangeEVSE(t *testing.T, open Opener) {
 				assert.Equal(t, tt.uid, data.UID, ev.Type)
 				assert.Equal(t, int64(2), data.Version, ev.Type)
 				if ev.Type == chargenet.EventEVSEUpdated {
-					doc, err := wire.EncodeEVSE(got)
-					require.NoError(t, err)
-					assert.JSONEq(t, string(doc), string(data.EVSE), "evse.updated carries the EVSE as committed")
+					assert.JSONEq(t, inEvent(t, got), string(data.EVSE), "evse.updated carries the EVSE as committed")
 					wantPrevious := ""
 					if from.LocationID != got.LocationID {
 						wantPrevious = from.LocationID

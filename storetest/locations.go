@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
-	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,9 +37,7 @@ func checkLocationEvent(t testing.TB, events []chargenet.Event, typ string, l *c
 	require.Len(t, events, 1)
 	assert.Equal(t, typ, events[0].Type)
 	assert.True(t, l.LastUpdated.Equal(events[0].Time), "event time %v is the write's %v", events[0].Time, l.LastUpdated)
-	doc, err := wire.EncodeLocation(l)
-	require.NoError(t, err)
-	assert.JSONEq(t, string(doc), string(events[0].Data), "the event carries the location as committed")
+	assert.JSONEq(t, inEvent(t, l), string(events[0].Data), "the event carries the location as committed")
 }
 
 func testPutLocation(t *testing.T, open Opener) {
@@ -113,9 +110,13 @@ func testPutLocation(t *testing.T, open Opener) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.created, created)
 			want := l
-			want.EvseUIDs, want.LastUpdated, want.DeletedAt = tt.uids, at, nil
-			if tt.event == "" {
-				want.LastUpdated = byID(inv, l.ID).LastUpdated
+			want.EvseUIDs, want.LastUpdated, want.Version, want.DeletedAt = tt.uids, at, 1, nil
+			if !tt.created {
+				stored := byID(inv, l.ID)
+				want.Version = stored.Version + 1
+				if tt.event == "" {
+					want.LastUpdated, want.Version = stored.LastUpdated, stored.Version
+				}
 			}
 			assert.Equal(t, &want, got, "the location as committed")
 			assert.Equal(t, got, location(t, s, l.ID), "Location reads what PutLocation returned")
@@ -233,7 +234,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 
 	t.Run("deleted", func(t *testing.T) {
 		want := *stored
-		want.DeletedAt, want.LastUpdated = &at, at
+		want.DeletedAt, want.LastUpdated, want.Version = &at, at, stored.Version+1
 		assert.Equal(t, &want, deleted)
 		assert.Equal(t, []int64{1001, 1002}, deleted.EvseUIDs, "its REMOVED EVSEs stay listed")
 		assert.Equal(t, deleted, location(t, s, "LOC-0001"), "Location still finds it, with DeletedAt")

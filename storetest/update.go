@@ -18,15 +18,17 @@ import (
 // AC_3_PHASE, 22 kW); 1002 has two DC connectors (CHADEMO, IEC_62196_T1_COMBO); 1004
 // has four DC connectors, the first with an error and the fourth deleted.
 
-// checkUpdated checks an EVSE UpdateConnector returned against want (the fixture with
-// the patch applied), and that the store now holds exactly that and nothing else
-// changed. want's Version and LastUpdated are set from now and the previous version.
-func checkUpdated(t *testing.T, s chargenet.Store, before snapshot, got *chargenet.EVSE, want chargenet.EVSE, now time.Time) {
+// checkUpdated checks an EVSE UpdateConnector returned for a patch of connector connID
+// against want (the fixture with the patch applied), and that the store now holds
+// exactly that, its location touched, and nothing else changed. want's LastUpdated, and
+// its connector's, are set from now (the previous ones are older).
+func checkUpdated(t *testing.T, s chargenet.Store, before snapshot, got *chargenet.EVSE, want chargenet.EVSE, connID int64, now time.Time) {
 	t.Helper()
 	require.NotNil(t, got)
 	assert.Equal(t, "UTC", got.LastUpdated.Location().String(), "LastUpdated in UTC")
-	assert.WithinDuration(t, now, got.LastUpdated, time.Microsecond, "LastUpdated is now, to the microsecond")
+	assert.Equal(t, now.UTC().Truncate(time.Microsecond), got.LastUpdated, "LastUpdated is now, to the microsecond")
 	want.LastUpdated = got.LastUpdated
+	want.Connector(connID).LastUpdated = got.LastUpdated
 	assert.Equal(t, &want, got, "the EVSE as committed")
 
 	reread, err := s.EVSE(t.Context(), want.UID)
@@ -34,7 +36,8 @@ func checkUpdated(t *testing.T, s chargenet.Store, before snapshot, got *chargen
 	assert.Equal(t, got, reread, "EVSE reads what UpdateConnector returned")
 
 	after := takeSnapshot(t, s)
-	assert.Equal(t, before.Locations, after.Locations, "locations unchanged")
+	assert.Equal(t, touched(before.Locations, got.LastUpdated, want.LocationID), after.Locations,
+		"the EVSE's location touched, no other location changed")
 	for i := range before.EVSEs {
 		if before.EVSEs[i].UID == want.UID {
 			before.EVSEs[i] = *got
@@ -106,7 +109,7 @@ func testUpdateConnector(t *testing.T, open Opener) {
 			now := time.Now() // local, with a monotonic reading and nanoseconds
 			got, err := s.UpdateConnector(t.Context(), tt.uid, tt.connID, tt.patch, tt.ifMatch, "", now)
 			require.NoError(t, err)
-			checkUpdated(t, s, before, got, want, now)
+			checkUpdated(t, s, before, got, want, tt.connID, now)
 		})
 	}
 }
@@ -129,7 +132,7 @@ func testUpdateConnectorSequence(t *testing.T, open Opener) {
 		ts := now()
 		got, err := s.UpdateConnector(ctx, 1002, 1, patch, etag, "", ts)
 		require.NoError(t, err, "update %d", i)
-		checkUpdated(t, s, before, got, want, ts)
+		checkUpdated(t, s, before, got, want, 1, ts)
 		assert.NotEqual(t, etag, got.ETag())
 		etag = got.ETag()
 	}
@@ -279,7 +282,10 @@ func testUpdateConnectorConcurrent(t *testing.T, open Opener) {
 	c := initial.Connectors[0]
 	for i, w := range results {
 		require.Equal(t, int64(i+2), w.evse.Version, "versions are 2..%d, each once", writers+1)
+		assert.True(t, w.evse.LastUpdated.After(c.LastUpdated), "version %d: LastUpdated %s grows with the version (from %s)",
+			w.evse.Version, w.evse.LastUpdated, c.LastUpdated)
 		c = w.patch.Apply(c)
+		c.LastUpdated = w.evse.LastUpdated // the patched connector's, as its EVSE's
 		state[w.evse.Version] = c
 		assert.Equal(t, []chargenet.Connector{c}, w.evse.Connectors,
 			"the EVSE returned at version %d is the serial replay up to it", w.evse.Version)
@@ -406,7 +412,8 @@ func testUpdateConnectorMixedGroup(t *testing.T, open Opener) {
 		c := findEVSE(inv, uid).Connectors[0]
 		for i, r := range rs {
 			require.Equal(t, int64(i+2), r.evse.Version, "EVSE %d: versions 2..%d, each once", uid, len(rs)+1)
-			c.MaxElectricPower = r.power
+			assert.True(t, r.evse.LastUpdated.After(c.LastUpdated), "EVSE %d: LastUpdated grows with the version", uid)
+			c.MaxElectricPower, c.LastUpdated = r.power, r.evse.LastUpdated
 			assert.Equal(t, c, *r.evse.Connector(1), "EVSE %d at version %d is the serial replay up to it", uid, r.evse.Version)
 		}
 		final, err := s.EVSE(ctx, uid)

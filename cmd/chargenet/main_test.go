@@ -261,11 +261,15 @@ func demoFile(t *testing.T) map[string]any {
 	inv := chargenet.DemoInventory(time.Now())
 	var locs []gen.Location
 	for i := range inv.Locations {
-		locs = append(locs, wire.Location(&inv.Locations[i]))
+		l := wire.Location(&inv.Locations[i])
+		l.Version = nil // records not yet stored have none
+		locs = append(locs, l)
 	}
 	var evses []gen.EVSE
 	for i := range inv.EVSEs {
-		evses = append(evses, wire.EVSE(&inv.EVSEs[i]))
+		e := wire.EVSE(&inv.EVSEs[i])
+		e.Version = nil
+		evses = append(evses, e)
 	}
 	return map[string]any{"locations": locs, "evses": evses}
 }

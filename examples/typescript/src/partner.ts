@@ -475,7 +475,7 @@ async function lifecycle(): Promise<void> {
   const loc = must(put.data, `PUT /v1/locations/${id}: success`, put.error ?? put.response.status);
   equal(put.response.status, 201, "PUT of a new id answers 201");
   equal(put.response.headers.get("Location"), `/v1/locations/${id}`, "201 Location names the new location");
-  equal({ ...loc, lastUpdated: "" }, { ...input, id, evseUids: [], lastUpdated: "" }, "the location holds the fields sent, no EVSEs");
+  equal({ ...loc, lastUpdated: "" }, { ...input, id, evseUids: [], lastUpdated: "", version: 1 }, "the location holds the fields sent, no EVSEs, at version 1");
   const first = meta("PUT /v1/locations", put.response);
   const again = await api.PUT("/v1/locations/{id}", { ...locPath, body: input });
   equal(again.response.status, 200, "the same PUT again answers 200");
