@@ -17,14 +17,14 @@ type CommitReporter interface {
 	OnCommit(f func(op string, d time.Duration, writes int))
 }
 
-// CommitWaiter sets how long a store's group commit waits for company: with a wait set,
+// CommitWaiter sets how long a store's group commit waits for more changes: with a wait set,
 // PATCHes and status notifications that arrive as a steady stream, each alone, wait up
-// to d for more so that several share one commit, and commit as soon as CommitCompany of
+// to d for more so that several share one commit, and commit as soon as CommitWaitTarget of
 // them are together (a client sending one change after another is not held; see
 // internal/groupcommit). 0 never waits.
 type CommitWaiter interface {
 	SetCommitWait(d time.Duration)
-	CommitCompany() int
+	CommitWaitTarget() int
 }
 
 // CommitHook implements CommitReporter for a store that embeds it: the store calls

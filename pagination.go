@@ -181,8 +181,8 @@ func Paginate[T any, K int64 | string](ctx context.Context, codec *CursorCodec, 
 	if err != nil {
 		return nil, err
 	}
-	keyThere := fromKey && len(items) > 0 && key(&items[0]) == seek.Key
-	if keyThere {
+	startsAtKey := fromKey && len(items) > 0 && key(&items[0]) == seek.Key
+	if startsAtKey {
 		items = items[1:]
 	}
 	more := len(items) > limit
@@ -206,11 +206,11 @@ func Paginate[T any, K int64 | string](ctx context.Context, codec *CursorCodec, 
 			page.Next = codec.encode(list, key(&items[len(items)-1]), false)
 		}
 		switch {
-		case seek.HasKey && len(items) > 0 && (appendOnly[list] || keyThere):
+		case seek.HasKey && len(items) > 0 && (appendOnly[list] || startsAtKey):
 			// The cursor's key is an item of this list, before this page, and it is
 			// still there: no need to look.
 			page.Previous = codec.encode(list, key(&items[0]), true)
-		case keyThere:
+		case startsAtKey:
 			// An empty page after the cursor's own item (every item after it was
 			// deleted): the previous page ends with that item.
 			page.Previous = codec.encodeSeek(list, seek.Key, true, true)

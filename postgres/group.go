@@ -22,14 +22,14 @@ import (
 // touching the same rows take turns).
 const groupWriters = 1
 
-// groupCompany is how many changes end a wait for company (groupcommit.Config.Company):
+// groupWaitTarget is how many changes end a wait for more (groupcommit.Config.WaitTarget):
 // 32, against SQLite's 8, because a PostgreSQL commit costs more (two round trips, a
 // backend's wake-up and its WAL flush), so a stream of lone writes gains more from larger
 // groups. Measured on 2 CPUs, reads beside 1,000 writes/s, share of read-only: GET EVSE
 // 72-75 % with 8, 81-83 % with 16, 85-86 % with 32; the stream's writes are answered in
 // 8, 13 and 20 ms (p50), that is, at this rate, when the wait runs out. Closed-loop
 // clients do not wait (see internal/groupcommit), and 32 of them fill a group at once.
-const groupCompany = 32
+const groupWaitTarget = 32
 
 // groupRows selects the EVSEs of a group: those with uids $1 and those of charge boxes $2.
 const groupRows = `uid = ANY($1::bigint[]) OR chargebox_id = ANY($2::bigint[])`

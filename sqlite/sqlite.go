@@ -171,8 +171,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // the default, never waits.
 func (s *Store) SetCommitWait(d time.Duration) { s.group.SetWait(d) }
 
-// CommitCompany returns how many changes end a wait: 8, the group commit's default.
-func (s *Store) CommitCompany() int { return s.group.Company() }
+// CommitWaitTarget returns how many changes end a wait: 8, the group commit's default.
+func (s *Store) CommitWaitTarget() int { return s.group.WaitTarget() }
 
 // SetReadCacheSize bounds the memory the store's read cache may hold, in bytes of
 // cached JSON (default DefaultReadCacheSize); 0 turns the cache off. It empties the

@@ -84,7 +84,7 @@ func testObserve(t *testing.T, open Opener) {
 
 // testCommitWait checks a store's commit wait (chargenet.CommitWaiter): after a quiet
 // spell a PATCH commits at once; a PATCH that follows it within the wait waits for
-// company, and the CommitCompany-1 that come next share its commit.
+// more, and the CommitWaitTarget-1 that come next share its commit.
 func testCommitWait(t *testing.T, open Opener) {
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
@@ -97,10 +97,10 @@ func testCommitWait(t *testing.T, open Opener) {
 		writes = append(writes, n)
 	})
 	t.Cleanup(func() { cr.OnCommit(nil) })
-	const wait = 10 * time.Second // far longer than the changes take to join: company ends it
+	const wait = 10 * time.Second // far longer than the changes take to join: target ends it
 	cw.SetCommitWait(wait)
-	company := cw.CommitCompany()
-	require.GreaterOrEqual(t, company, 2)
+	target := cw.CommitWaitTarget()
+	require.GreaterOrEqual(t, target, 2)
 	patch := func(power float64) error {
 		_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(power)}, "", "", now())
 		return err
@@ -109,24 +109,24 @@ func testCommitWait(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	require.NoError(t, patch(100), "after a quiet spell")
 	var wg sync.WaitGroup
-	errs := make([]error, company)
+	errs := make([]error, target)
 	wg.Add(1)
 	start := time.Now()
 	go func() { defer wg.Done(); errs[0] = patch(101) }()
 	time.Sleep(50 * time.Millisecond) // taken alone, it waits
-	for i := 1; i < company; i++ {
+	for i := 1; i < target; i++ {
 		wg.Add(1)
 		go func() { defer wg.Done(); errs[i] = patch(float64(101 + i)) }()
 	}
 	wg.Wait()
-	assert.Less(t, time.Since(start), wait/2, "the company ended the wait, not its end")
+	assert.Less(t, time.Since(start), wait/2, "reaching the target ended the wait, not its end")
 	for i, err := range errs {
 		require.NoError(t, err, "PATCH %d", i)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []int{1, company}, writes, "one commit alone, then one of the company")
+	assert.Equal(t, []int{1, target}, writes, "one commit alone, then one of the whole target")
 	after, err := s.EVSE(ctx, 1002)
 	require.NoError(t, err)
-	assert.Equal(t, before.Version+int64(company)+1, after.Version, "every PATCH applied")
+	assert.Equal(t, before.Version+int64(target)+1, after.Version, "every PATCH applied")
 }

@@ -1,33 +1,14 @@
-// Package groupcommit is the group commit of EVSE changes that both stores share: a
-// connector PATCH (chargenet.Store.UpdateConnector) and a charge-box status notification
-// (chargenet.Store.ApplyStatusNotification).
+// Package groupcommit is the group commit that both stores share for connector PATCHes
+// and charge-box status notifications: changes waiting at the same time, up to
+// Config.MaxGroup, are applied in one transaction and pay one sync to disk instead of one
+// each.
 //
-// Changes submitted concurrently queue; a writer takes the waiting ones, at most
-// Config.MaxGroup, and applies them in one database transaction, so that they share one
-// commit and one sync of the log (WAL flush) instead of paying one each. The group loads
-// every EVSE it touches once (locked where the database has row locks), applies its
-// changes in memory one after the other in the order they were taken (each sees the
-// ones before it, as if they had been committed one by one), and writes each changed
-// EVSE once, however many changes of the group it took: a hot row is written once per
-// group. The location of every EVSE whose version changed is touched once per group
-// (chargenet.Location.Touch with the newest LastUpdated of its changed EVSEs), so that
-// its LastUpdated stays the newest of itself and its parts. The events of the changes are written in the same transaction (the webhook
-// outbox rule). A change refused by a domain rule (a *chargenet.Error) is answered with
-// its error and changes nothing; the others of its group still commit. Any other error
-// fails the whole group: nothing of it is committed, and every change is answered with
-// the error.
-//
-// Changes that arrive as a stream, each alone (charge boxes reporting status one by one),
-// would each pay a whole commit. With a wait set (SetWait), a writer holding fewer than
-// Config.Company changes of a stream waits up to that long for more before it commits,
-// and stops waiting as soon as it has Company: a steady stream shares commits, and each
-// of its changes is answered up to one wait later. A writer keeps waiting while its waits
-// fill up or changes still join in their second half; four other waits in a row turn
-// waiting off, and it is tried again after five hundred waits' time, at least a second
-// (so at most 0.2 % of the time). Waiting starts off. So a client that sends its changes
-// one after the other, or a few clients that each wait for their answer, are not slowed
-// (they can never fill a group by waiting), and a change that arrives after a quiet spell
-// (more than the wait since the one before) is never held.
+// A group reads each EVSE it touches once, applies its changes in memory in the order
+// taken (each sees the ones before it), writes each changed EVSE and touched location
+// once, and records the events in the same transaction. A change refused by a domain rule
+// (a *chargenet.Error) gets its error while the rest of its group commits; any other
+// error fails the whole group. SetWait lets a steady stream of lone changes wait briefly
+// for more (see docs/internals.md, "Commit wait").
 package groupcommit
 
 import (
@@ -158,9 +139,9 @@ type Config struct {
 	// Retry reports whether a group that failed with err is tried again as a whole
 	// (a deadlock or serialization failure): at most twice. Nil: never.
 	Retry func(err error) bool
-	// Company is how many changes end a writer's wait for more (see SetWait).
+	// WaitTarget is how many changes end a writer's wait for more (see SetWait).
 	// Default 8.
-	Company int
+	WaitTarget int
 }
 
 // maxMissed is how many waits in a row that were not worth it (see Queue.gather) turn
@@ -206,10 +187,10 @@ func start(store Store, cfg Config, now func() time.Time, after func(time.Durati
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	if cfg.Company <= 0 {
-		cfg.Company = 8
+	if cfg.WaitTarget <= 0 {
+		cfg.WaitTarget = 8
 	}
-	cfg.Company = min(cfg.Company, cfg.MaxGroup)
+	cfg.WaitTarget = min(cfg.WaitTarget, cfg.MaxGroup)
 	q := &Queue{store: store, cfg: cfg, ops: make(chan *Op), quit: make(chan struct{}), now: now, after: after}
 	for range cfg.Writers {
 		q.writers.Add(1)
@@ -218,10 +199,10 @@ func start(store Store, cfg Config, now func() time.Time, after func(time.Durati
 	return q
 }
 
-// Company returns how many changes end a wait for more (Config.Company).
-func (q *Queue) Company() int { return q.cfg.Company }
+// WaitTarget returns how many changes end a wait for more (Config.WaitTarget).
+func (q *Queue) WaitTarget() int { return q.cfg.WaitTarget }
 
-// SetWait sets how long a writer holding fewer than Config.Company changes of a stream
+// SetWait sets how long a writer holding fewer than Config.WaitTarget changes of a stream
 // waits for more before it commits (see the package documentation); 0, the default,
 // never waits. It takes effect from the next group.
 func (q *Queue) SetWait(d time.Duration) { q.wait.Store(int64(max(d, 0))) }
@@ -278,7 +259,7 @@ func (q *Queue) loop() {
 			}
 		}
 		now := q.now()
-		if wait := time.Duration(q.wait.Load()); wait > 0 && len(group) < q.cfg.Company &&
+		if wait := time.Duration(q.wait.Load()); wait > 0 && len(group) < q.cfg.WaitTarget &&
 			now.Sub(prev) < wait && (missed < maxMissed || now.Sub(lastProbe) >= probeInterval(wait)) {
 			worth := q.gather(&group, wait)
 			now = q.now()
@@ -301,16 +282,16 @@ func (q *Queue) loop() {
 }
 
 // gather adds the changes that arrive within wait to group until it holds
-// Config.Company, and reports whether waiting is worth going on with: the group filled
+// Config.WaitTarget, and reports whether waiting is worth going on with: the group filled
 // up, or the wait ran out but changes were still arriving in its second half (a stream
-// slower than Company per wait). Changes that joined only early, or none, are clients
+// slower than WaitTarget per wait). Changes that joined only early, or none, are clients
 // that wait for their answers, all of them now in the group: false, as when the queue
 // is closing.
 func (q *Queue) gather(group *[]*Op, wait time.Duration) bool {
 	start := q.now()
 	var last time.Time // when the last change joined
 	timer := q.after(wait)
-	for len(*group) < q.cfg.Company {
+	for len(*group) < q.cfg.WaitTarget {
 		select {
 		case op := <-q.ops:
 			*group = append(*group, op)

@@ -383,7 +383,7 @@ func (f *fakeStore) groupSizes() []int {
 func TestGather(t *testing.T) {
 	f := newFakeStore()
 	clock := &fakeClock{t: time.Unix(1000, 0)}
-	q := start(f, Config{Company: 3}, clock.now, clock.after)
+	q := start(f, Config{WaitTarget: 3}, clock.now, clock.after)
 	const wait = 20 * time.Millisecond
 	q.SetWait(wait)
 	// submit submits op; done is closed once it is answered.
