@@ -42,8 +42,10 @@ type Store interface {
 	// Its EVSEs and locations get Version 1, their connectors their EVSE's LastUpdated,
 	// and its locations a LastUpdated no earlier than their EVSEs'; an existing location
 	// that gains EVSEs is touched with the newest of their LastUpdated
-	// (Inventory.NewestEVSEUpdates). An identifier that already exists is ErrConflict
-	// naming the record.
+	// (Inventory.NewestEVSEUpdates). Errors name the record by list and index
+	// ("evses[3].evseId"), the first one's when there are several: inv.Validate's
+	// ErrInvalid; ErrConflict for an id, uid or evseId that already exists; ErrInvalid
+	// invalid_body for an EVSE's location that is neither in inv nor stored.
 	Import(ctx context.Context, inv *Inventory) error
 	// Setting returns a stored setting, storing value first if the name has none yet; of
 	// several concurrent callers (replicas) all get the value that was stored first.

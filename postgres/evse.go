@@ -277,26 +277,11 @@ func lockEVSE(ctx context.Context, tx pgx.Tx, uid int64) (chargenet.EVSE, error)
 	return evses[0], nil
 }
 
-// UpdateConnector applies patch to connector connectorID of EVSE uid and returns the
-// EVSE as committed: (*chargenet.EVSE).UpdateConnector checks the request, only the
-// columns the patch sets are written, the EVSE's Version is incremented, its LastUpdated
-// and the connector's set to NextUpdate(LastUpdated, now) (UTC, to the microsecond) and
-// its stored JSON rewritten, its location touched (locked after the EVSE rows, in id
-// order) with its JSON rewritten, and the evse.connector.updated event is recorded when
-// a webhook subscribes to it. The update and its event commit or roll back together.
-//
-// Concurrent updates and status notifications of this store are group-committed (see
-// internal/groupcommit): the changes waiting at the same time share one transaction and
-// one WAL flush; the group locks the rows of the EVSEs it changes (SELECT ... FOR UPDATE,
-// in uid order, so writers through other replicas queue on them), applies its changes in
-// memory in turn, each seeing the ones before it, and writes each changed EVSE once.
-//
-// Errors: an ErrNotFound *chargenet.Error with Param "uid" if the EVSE does not exist;
-// from the domain rules, unchanged, ErrNotFound (connector), ErrPreconditionFailed
-// (ifMatch), ErrConflict (deleted connector) and ErrInvalid (the patched connector
-// breaks a rule); ctx's error if it ends before the update is taken; otherwise wrapped
-// driver errors, wrapping chargenet.ErrUnavailable if the database cannot be reached or
-// the store is closed. Nothing is written when an error is returned.
+// UpdateConnector implements chargenet.EVSEService.UpdateConnector, with its errors;
+// ErrUnavailable wraps a database that cannot be reached or a closed store. It is
+// group-committed (internal/groupcommit): a group locks its EVSE rows in uid order and
+// then their locations in id order, so that writers through other replicas queue on them,
+// and rewrites the stored JSON of what it changed.
 func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch, actor string, now time.Time) (*chargenet.EVSE, error) {
 	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Actor: actor, Now: stamp(now)}
 	if err := s.submit(ctx, op); err != nil {

@@ -12,28 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// Import inserts the inventory in one transaction: all of it or, on any error, nothing.
-// Imported EVSEs and locations get Version 1 whatever the inventory says, and times to
-// the microsecond; a location of the inventory gets a LastUpdated no earlier than its
-// EVSEs' (chargenet.Inventory.NewestEVSEUpdates), and an existing location that gains
-// EVSEs is touched with it (locked in id order, as every writer locks locations). An
-// EVSE's location may be in the inventory or already in the database.
-//
-// It first checks every identifier against the database in one round trip, then
-// streams the rows with COPY, so that a million records take seconds. Imports run one
-// at a time, and not beside CreateEVSE (an advisory lock), so the check holds until the
-// commit. Import's
+// Import implements chargenet.Store.Import, with its errors: all of the inventory
+// in one transaction or nothing. It checks every identifier in one round trip, then
+// streams the rows with COPY (a million records take seconds); imports and creates take
+// turns through an advisory lock so that the check holds until the commit. Its
 // statements have no statement_timeout; ctx bounds them.
-//
-// Errors, each naming the record by list and index: the ErrInvalid *chargenet.Error of
-// inv.Validate, unchanged; an ErrConflict *chargenet.Error with Code conflict for a
-// location id, EVSE uid or evseId that already exists (Param "locations[i].id",
-// "evses[i].uid" or "evses[i].evseId"); an ErrInvalid *chargenet.Error with Code
-// invalid_body and Param "evses[i].locationId" for a location that exists neither in
-// the inventory nor in the database. Of several, the error of the first record (locations
-// before EVSEs) is returned, and for one EVSE a taken uid before a taken evseId before
-// a missing location. Other errors are wrapped driver or context errors, wrapping
-// chargenet.ErrUnavailable if the database cannot be reached.
 func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 	if err := inv.Validate(); err != nil {
 		return err

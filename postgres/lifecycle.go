@@ -147,23 +147,9 @@ func storeLocationDoc(ctx context.Context, tx pgx.Tx, l *chargenet.Location) err
 	return err
 }
 
-// CreateEVSE stores e, already checked by (*chargenet.EVSE).PrepareNew, with the next
-// UID (one more than the highest in use: REMOVED EVSEs keep theirs, so a UID is never
-// given twice), in one transaction with its connectors, its evse.created event (see
-// recordEvents), the touch of its location (locked after the EVSE, see touchLocations)
-// with the EVSE's LastUpdated, and idem's answer (made of the
-// EVSE as stored) when idem is not nil. Creates, and Import, take turns through an
-// advisory lock, so that concurrent creates, on several replicas too, get distinct
-// UIDs. It returns the EVSE as stored, times in UTC to the microsecond; e is not
-// changed.
-//
-// Errors, checked in this order: chargenet.IdempotencyKeyInUse when idem's key has an
-// unexpired answer; an ErrInvalid *chargenet.Error with Param "locationId" when the
-// location does not exist; an ErrConflict one with Code location_deleted and Param
-// "locationId" when it is deleted; an ErrConflict one with Code conflict and Param
-// "evseId" when the evseId is taken; an error of idem.Answer, unchanged; otherwise
-// wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the database
-// cannot be reached. Nothing is written when an error is returned.
+// CreateEVSE implements chargenet.EVSEService.CreateEVSE, with its errors. Creates and
+// imports take turns through an advisory lock, so that concurrent creates through several
+// replicas get distinct UIDs; the location is locked after the EVSE (see touchLocations).
 func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	start := time.Now()
 	now = stamp(now)
@@ -222,26 +208,10 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 	return &out, nil
 }
 
-// ChangeEVSE applies change to EVSE uid in one transaction: it claims idem's key, locks
-// the EVSE's row (SELECT ... FOR UPDATE, so changes of one EVSE queue, with
-// UpdateConnector and status notifications too), reads it with its connectors and
-// operator hold, and calls change. When change leaves the Version as it was, the
-// transaction is rolled back and the EVSE is returned as read. Otherwise it checks and
-// locks a new location, writes the EVSE (every field but uid and evseId), all its
-// connectors, the events change returned (see recordEvents), the touch of its location
-// with its new LastUpdated (of the old and the new one when it moved; locked after the
-// EVSE, in id order), and idem's answer (made of
-// the EVSE as committed) when idem is not nil, and returns the EVSE as committed, times
-// in UTC to the microsecond.
-//
-// Errors, checked in this order: chargenet.IdempotencyKeyInUse when idem's key has an
-// unexpired answer; an ErrNotFound *chargenet.Error with Param "uid" when there is no
-// such EVSE (change is not called); change's errors, unchanged; an ErrInvalid
-// *chargenet.Error with Param "locationId" when a new location does not exist, an
-// ErrConflict one with Code location_deleted when it is deleted; an error of
-// idem.Answer, unchanged; otherwise wrapped driver or context errors, wrapping
-// chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
-// an error is returned.
+// ChangeEVSE implements chargenet.EVSEService.ChangeEVSE, with its errors. It locks the
+// EVSE's row (SELECT ... FOR UPDATE), so that its changes queue with PATCHes and status
+// notifications through every replica, and then its old and new locations in id order.
+// A change that leaves the Version as it was rolls back and returns the EVSE as read.
 func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	start := time.Now()
 	now = stamp(now)
@@ -341,19 +311,9 @@ func lockLocation(ctx context.Context, tx pgx.Tx, id string) (l chargenet.Locati
 	return l, err == nil, err
 }
 
-// PutLocation creates location l, or replaces the fields a client sets of the existing
-// one, in one transaction that locks its row, and returns the location as committed,
-// with its EVSE uids: a new one with Version 1 and LastUpdated now (UTC, to the
-// microsecond) and the event location.created, a replaced one touched
-// ((*chargenet.Location).Touch) with the event location.updated (see recordEvents). l's
-// EvseUIDs, LastUpdated, Version and DeletedAt are ignored. A replacement with the same fields
-// ((*chargenet.Location).SameFields) writes nothing and returns the location as stored.
-// Of two concurrent creates of one id, the second is a replacement.
-//
-// Errors: an ErrConflict *chargenet.Error with Code location_deleted and Param "id"
-// when the location was deleted; otherwise wrapped driver or context errors, wrapping
-// chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
-// an error is returned.
+// PutLocation implements chargenet.LocationService.PutLocation, with its errors, in one
+// transaction that locks the location's row; of two concurrent creates of one id, the
+// second is a replacement.
 func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor string, now time.Time) (*chargenet.Location, bool, error) {
 	start := time.Now()
 	now = stamp(now)

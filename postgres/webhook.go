@@ -516,19 +516,9 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 	return err
 }
 
-// ApplyStatusNotification applies n through the store's group commit (see
-// UpdateConnector): the group locks the charge box's EVSE rows in uid order (so
-// notifications of one charge box queue, also across replicas), lets
-// chargenet.ApplyStatusNotification decide on the EVSEs with their connectors and status
-// times, writes the changed EVSEs (with their JSON) and their connectors, and records the
-// events in the same transaction. Times are stored in UTC to the microsecond,
-// n.Timestamp included, so that a notification is compared with what was stored.
-//
-// Errors: those of chargenet.ApplyStatusNotification, unchanged (ErrNotFound when the
-// charge box has no EVSE or no such connector, ErrConflict for a deleted connector,
-// ErrInvalid for an unknown status or error code); otherwise wrapped driver or context
-// errors, wrapping chargenet.ErrUnavailable if the database cannot be reached. Nothing
-// is written when an error is returned.
+// ApplyStatusNotification implements chargenet.EVSEService.ApplyStatusNotification, with
+// its errors, through the group commit (see UpdateConnector): the group locks the charge
+// box's EVSE rows in uid order, so that notifications of one box queue across replicas.
 func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, actor string, now time.Time) (*chargenet.StatusResult, error) {
 	note := *n
 	note.Timestamp = stamp(n.Timestamp)

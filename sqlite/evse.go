@@ -251,25 +251,10 @@ func patchQuery(mask int) string {
 	return `UPDATE connectors SET ` + strings.Join(set, ", ") + ` WHERE evse_uid = ? AND id = ?`
 }
 
-// UpdateConnector applies patch to connector connectorID of EVSE uid in a write
-// transaction: it reads the EVSE with its connectors, lets
-// (*chargenet.EVSE).UpdateConnector check the request, writes only the columns the
-// patch sets, increments the EVSE's Version, sets its LastUpdated and the connector's
-// to NextUpdate(LastUpdated, now), touches its location, and returns the EVSE as
-// committed, and records the evse.connector.updated event in the same transaction. It returns once the transaction is committed (synced to disk).
-//
-// Concurrent updates and status notifications are applied one after the other by the
-// store's single writer, which commits the changes waiting at the same time in one
-// transaction (group commit, internal/groupcommit): one sync for many changes, each
-// still seeing the ones before it. The group reads each EVSE it changes once, applies
-// its changes to it in memory in turn, and writes it once.
-//
-// Errors: an ErrNotFound *chargenet.Error with Param "uid" if the EVSE does not exist;
-// from the domain rules, unchanged, ErrNotFound (connector), ErrPreconditionFailed
-// (ifMatch), ErrConflict (deleted connector) and ErrInvalid (the patched connector
-// breaks a rule); ctx's error if it ends before the update is applied; a wrapped driver
-// error, wrapping chargenet.ErrUnavailable when the database cannot be written or the
-// store is closed. Nothing is written when an error is returned.
+// UpdateConnector implements chargenet.EVSEService.UpdateConnector, with its errors;
+// ErrUnavailable wraps a database that cannot be written or a closed store. The store's
+// single writer group-commits it with the other changes waiting (internal/groupcommit),
+// and it returns once the group is synced to disk.
 func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch, actor string, now time.Time) (*chargenet.EVSE, error) {
 	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Actor: actor, Now: now.UTC()}
 	if err := s.submit(ctx, op, "update connector"); err != nil {

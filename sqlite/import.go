@@ -11,19 +11,8 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// Import inserts the inventory in one transaction: all of it or, on any error, nothing.
-// Imported EVSEs and locations get Version 1 whatever the inventory says, and times to
-// the microsecond; a location of the inventory gets a LastUpdated no earlier than its
-// EVSEs' (Inventory.NewestEVSEUpdates), and an existing location that gains EVSEs is
-// touched with it. An EVSE's location may be in the inventory or already in the
-// database.
-//
-// Errors, each naming the record by list and index: the ErrInvalid *chargenet.Error of
-// inv.Validate, unchanged; an ErrConflict *chargenet.Error with Code conflict for a
-// location id, EVSE uid or evseId that already exists (Param "locations[i].id",
-// "evses[i].uid" or "evses[i].evseId"); an ErrInvalid *chargenet.Error with Code
-// invalid_body and Param "evses[i].locationId" for a location that exists neither in
-// the inventory nor in the database.
+// Import implements chargenet.Store.Import, with its errors: all of the inventory
+// in one transaction or nothing.
 func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 	const op = "import"
 	if err := inv.Validate(); err != nil {
