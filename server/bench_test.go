@@ -22,29 +22,39 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// benchServer is the service over a SQLite file holding the demo inventory, as
-// `chargenet serve` runs it (request logging included, to a discarding handler).
+// storedBenchKey is a key of scope partner stored in the database of benchServer.
+const storedBenchKey = "stored-bench-key-0123456789"
+
+// benchServer is the service over a SQLite file holding the demo inventory and
+// storedBenchKey, as `chargenet serve` runs it (request logging included, to a
+// discarding handler).
 func benchServer(b *testing.B) *echo.Echo {
 	b.Helper()
-	e, _ := demoService(b, filepath.Join(b.TempDir(), "bench.db"), server.Config{
+	e, store := demoService(b, filepath.Join(b.TempDir(), "bench.db"), server.Config{
 		Logger:    slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		RateLimit: &server.RateLimit{}, // none: the loop would exceed any limit
 	})
+	if err := store.CreateAPIKey(context.Background(), chargenet.APIKey{Name: "stored-bench", Hash: chargenet.HashAPIKey(storedBenchKey),
+		Scopes: []string{chargenet.ScopePartner}, CreatedAt: time.Now()}); err != nil {
+		b.Fatal(err)
+	}
 	return e
 }
 
-// BenchmarkServeHTTP measures whole requests in process: routing, authentication,
-// request validation, the handler, the store and the JSON response.
+// BenchmarkServeHTTP measures whole requests in process: routing, authentication (a
+// development key, or a stored key from the key cache), request validation, the
+// handler, the store and the JSON response.
 func BenchmarkServeHTTP(b *testing.B) {
 	e := benchServer(b)
 	cases := []struct {
-		name, method, path, body string
+		name, method, path, key string
 	}{
-		{"event types", http.MethodGet, "/emsp/v1/webhooks/event_types", ""},
-		{"locations page", http.MethodGet, "/v1/locations?limit=25", ""},
-		{"locations page with cursor", http.MethodGet, "/v1/locations?limit=25&cursor=" + cursorAfter(b, "LOC-0050"), ""},
-		{"EVSE", http.MethodGet, "/v2/evses/1002", ""},
-		{"PATCH", http.MethodPatch, "/v2/evses/1002/connectors/1", ""},
+		{"event types", http.MethodGet, "/emsp/v1/webhooks/event_types", devKey},
+		{"locations page", http.MethodGet, "/v1/locations?limit=25", devKey},
+		{"locations page with cursor", http.MethodGet, "/v1/locations?limit=25&cursor=" + cursorAfter(b, "LOC-0050"), devKey},
+		{"EVSE", http.MethodGet, "/v2/evses/1002", devKey},
+		{"EVSE, stored key", http.MethodGet, "/v2/evses/1002", storedBenchKey},
+		{"PATCH", http.MethodPatch, "/v2/evses/1002/connectors/1", devKey},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -59,7 +69,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 					body = strings.NewReader("")
 				}
 				req := httptest.NewRequest(c.method, c.path, body)
-				req.Header.Set("Authorization", "Bearer "+devKey)
+				req.Header.Set("Authorization", "Bearer "+c.key)
 				if c.method == http.MethodPatch {
 					req.Header.Set("Content-Type", "application/json")
 				}
