@@ -39,9 +39,9 @@ func (s *Store) ReadCacheStatsForTest() (hits, misses uint64, on bool) {
 	return s.cache.hits.Load(), s.cache.misses.Load(), true
 }
 
-// ReadCachePagesFilledForTest returns how many location pages the read cache served
-// after encoding only the locations a commit changed.
-func (s *Store) ReadCachePagesFilledForTest() uint64 { return s.cache.filled.Load() }
+// ReadCacheReencodedForTest returns how many locations of cached pages the read cache's
+// syncs encoded again.
+func (s *Store) ReadCacheReencodedForTest() uint64 { return s.cache.reencoded.Load() }
 
 // ReadCacheProbeRefsForTest returns how many open stores of this process share the
 // store's WAL-index probe.

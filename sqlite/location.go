@@ -142,10 +142,8 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 	}
 	at, cacheable := s.cache.view(ctx)
 	if cacheable {
-		if docs, missing, ok := s.cache.page(at, seek); ok {
-			if len(missing) == 0 || s.fillLocationDocs(ctx, at, docs, missing) {
-				return docs, nil
-			}
+		if docs, ok := s.cache.page(at, seek); ok {
+			return docs, nil
 		}
 	}
 	locs, err := s.ListLocations(ctx, seek)
@@ -166,19 +164,20 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 	return docs, nil
 }
 
-// fillLocationDocs reads and encodes the locations missing of a cached page (see
-// readCache.page) and reports whether the page may be served (readCache.fill).
-func (s *Store) fillLocationDocs(ctx context.Context, at cacheView, docs []chargenet.LocationDoc, missing []int) bool {
-	for _, i := range missing {
-		l, err := s.Location(ctx, docs[i].ID)
+// encodeLocations reads the locations ids and returns the JSON of each by id: the read
+// cache's locationEncoder.
+func (s *Store) encodeLocations(ctx context.Context, ids []string) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(ids))
+	for _, id := range ids {
+		l, err := s.Location(ctx, id)
 		if err != nil {
-			return false
+			return nil, err
 		}
 		doc, err := wire.EncodeLocation(l)
 		if err != nil {
-			return false
+			return nil, err
 		}
-		docs[i].JSON = clip(doc)
+		out[id] = clip(doc)
 	}
-	return s.cache.fill(at, docs, missing)
+	return out, nil
 }

@@ -30,13 +30,14 @@ type walVersion [walIndexHeaderWords]uint32
 // It knows that something was committed from the WAL-index header, which SQLite rewrites
 // on every commit of any process (walProbe), and what from the change positions triggers
 // take (migrations 0011 and 0014): a sync drops the EVSEs and locations moved past its
-// last position, or everything when more than syncLimit moved. A page is its location ids
-// beside each location's JSON, so a change of one EVSE re-encodes one location. An entry
-// is served only while the header equals that of the last sync, and stored only if no
-// sync happened since its read began. docs/internals.md has the whole design.
+// last position, or everything when more than syncLimit moved. A page is its location
+// ids beside each location's JSON, which the sync encodes again when a commit moved it.
+// An entry is served only while the header equals that of the last sync, and stored only
+// if no sync happened since its read began. docs/internals.md has the whole design.
 type readCache struct {
 	probe   *walProbe // never nil
 	changes changeReader
+	encode  locationEncoder
 
 	limit atomic.Int64 // bound in bytes; 0: off
 
@@ -56,7 +57,7 @@ type readCache struct {
 	locations map[string][]byte                   // the JSON of locations of the pages
 
 	hits, misses atomic.Uint64
-	filled       atomic.Uint64 // pages served after encoding only their changed locations
+	reencoded    atomic.Uint64 // locations of cached pages encoded again by a sync
 }
 
 // cacheChanges is what a sync reads in one snapshot: the highest evse_changes and
@@ -78,6 +79,10 @@ type movedLocation struct {
 // changeReader reads the cacheChanges after the given positions.
 type changeReader func(ctx context.Context, evsesAfter, locationsAfter int64) (cacheChanges, error)
 
+// locationEncoder reads the locations ids from the database and returns the JSON of
+// each by id.
+type locationEncoder func(ctx context.Context, ids []string) (map[string][]byte, error)
+
 type evseDocEntry struct {
 	doc     []byte
 	version int64
@@ -89,8 +94,8 @@ type cacheView struct {
 	epoch uint64
 }
 
-func newReadCache(probe *walProbe, limit int, changes changeReader) *readCache {
-	c := &readCache{probe: probe, changes: changes}
+func newReadCache(probe *walProbe, limit int, changes changeReader, encode locationEncoder) *readCache {
+	c := &readCache{probe: probe, changes: changes, encode: encode}
 	c.limit.Store(int64(limit))
 	return c
 }
@@ -127,6 +132,15 @@ func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 	// perhaps later ones (then the header has moved past v and nothing is served
 	// until the next sync).
 	ch, err := c.changes(ctx, evsesAfter, locationsAfter)
+	// Every change of an EVSE changes its location: the moved locations of cached pages
+	// are encoded again here, once per commit, rather than by every reader of a page.
+	// What they read may be newer than v; it is served only once a sync has reached it.
+	var docs map[string][]byte
+	if ids := c.movedInPages(synced, ch); err == nil && len(ids) > 0 {
+		if docs, err = c.encode(ctx, ids); err == nil {
+			c.reencoded.Add(uint64(len(ids)))
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.epoch++
@@ -146,19 +160,35 @@ func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 			}
 		}
 		for _, l := range ch.locations {
-			if !l.listed || c.inPages[l.id] == 0 {
+			doc, ok := docs[l.id]
+			if !l.listed || c.inPages[l.id] == 0 || !ok {
 				c.dropPagesLocked() // which ids a page holds may have changed
 				break
 			}
-			if doc, ok := c.locations[l.id]; ok {
-				n := locationEntrySize(l.id, doc)
-				c.size, c.pageBytes = c.size-n, c.pageBytes-n
-				delete(c.locations, l.id)
-			}
+			c.putLocationLocked(l.id, doc)
 		}
 	}
 	c.at, c.gen, c.seq, c.synced = v, ch.locationPos, ch.evsePos, true
 	return cacheView{at: v, epoch: c.epoch}, true
+}
+
+// movedInPages returns the ids of the locations ch moved when each of them is listed
+// and on a cached page, so that a sync can keep the pages with their JSON encoded
+// again; nil when there is none, or when the sync drops the pages anyway.
+func (c *readCache) movedInPages(synced bool, ch cacheChanges) []string {
+	if !synced || len(ch.locations) == 0 || len(ch.evses) > syncLimit || len(ch.locations) > syncLimit {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]string, len(ch.locations))
+	for i, l := range ch.locations {
+		if !l.listed || c.inPages[l.id] == 0 {
+			return nil
+		}
+		ids[i] = l.id
+	}
+	return ids
 }
 
 // current probes the header: ok is false when the probe cannot vouch for it, current
@@ -228,49 +258,21 @@ func (c *readCache) putEVSE(v cacheView, uid int64, e evseDocEntry) {
 }
 
 // page returns the cached page of location JSON for seek, if it may be served to view
-// v, and the indexes of its locations whose JSON the cache does not hold (their JSON is
-// nil): the caller reads those and passes the page to fill.
-func (c *readCache) page(v cacheView, seek chargenet.Seek[string]) (docs []chargenet.LocationDoc, missing []int, ok bool) {
+// v.
+func (c *readCache) page(v cacheView, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, bool) {
 	c.mu.Lock()
 	ids, ok := c.pages[seek]
 	ok = ok && c.servableLocked(v)
+	var docs []chargenet.LocationDoc
 	if ok {
 		docs = make([]chargenet.LocationDoc, len(ids))
 		for i, id := range ids {
 			docs[i] = chargenet.LocationDoc{ID: id, JSON: c.locations[id]}
-			if docs[i].JSON == nil {
-				missing = append(missing, i)
-			}
 		}
 	}
 	c.mu.Unlock()
-	c.count(ok && len(missing) == 0)
-	return docs, missing, ok
-}
-
-// fill keeps the JSON of the locations missing of a page (see page), which a reader
-// with view v read from the database, and reports whether the page may be served: only
-// while no commit has been made since the reader probed the header, so that its reads
-// saw the state the rest of the page shows.
-func (c *readCache) fill(v cacheView, docs []chargenet.LocationDoc, missing []int) bool {
-	if now, ok := c.probe.version(); !ok || now != v.at {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, i := range missing {
-		d := docs[i]
-		n := locationEntrySize(d.ID, d.JSON)
-		if c.inPages[d.ID] == 0 || c.locations[d.ID] != nil || !c.makeRoomLocked(v, n) {
-			continue
-		}
-		c.size -= n              // counted by putLocationLocked
-		if c.inPages[d.ID] > 0 { // makeRoomLocked may have dropped everything
-			c.putLocationLocked(d.ID, d.JSON)
-		}
-	}
-	c.filled.Add(1)
-	return true
+	c.count(ok)
+	return docs, ok
 }
 
 // putLocationLocked keeps the JSON of location id, a location of a kept page.

@@ -99,8 +99,8 @@ func requireFreshPage(t *testing.T, s *sqlite.Store, seek chargenet.Seek[string]
 
 // TestReadCacheKeepsPagesOfChangedLocations changes EVSEs of locations of a cached page
 // (which changes those locations), through the store and through another store on the
-// file: the page is served again after encoding only them, and shows them as they now
-// are. A location deleted from a cached page, and one created
+// file: the sync after the commits encodes only them again, and the page is served from
+// the cache showing them as they now are. A location deleted from a cached page, and one created
 // within one, change which locations the pages hold: the pages are read again.
 func TestReadCacheKeepsPagesOfChangedLocations(t *testing.T) {
 	s, path := openDemo(t)
@@ -113,21 +113,20 @@ func TestReadCacheKeepsPagesOfChangedLocations(t *testing.T) {
 	hitsAfter, _, _ := s.ReadCacheStatsForTest()
 	require.Equal(t, hits+1, hitsAfter, "the page is cached")
 
-	filled := s.ReadCachePagesFilledForTest()
+	reencoded := s.ReadCacheReencodedForTest()
 	other := mustOpen(t, path)
 	_, err := other.UpdateConnector(ctx, 1003, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(99.5)}, "", "", time.Now())
 	require.NoError(t, err)
 	require.NoError(t, other.Close())
 	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(11.5)}, "", "", time.Now())
 	require.NoError(t, err)
+	hits, _, _ = s.ReadCacheStatsForTest()
 	after := requireFreshPage(t, s, seek)
+	hitsAfter, _, _ = s.ReadCacheStatsForTest()
 	assert.Equal(t, before["LOC-0001"]+1, after["LOC-0001"], "the location of EVSE 1001")
 	assert.Equal(t, before["LOC-0002"]+1, after["LOC-0002"], "the location of EVSE 1003")
-	assert.Equal(t, filled+1, s.ReadCachePagesFilledForTest(), "served after encoding only the changed locations")
-	hits, _, _ = s.ReadCacheStatsForTest()
-	requireFreshPage(t, s, seek)
-	hitsAfter, _, _ = s.ReadCacheStatsForTest()
-	assert.Equal(t, hits+1, hitsAfter, "then served from the cache whole")
+	assert.Equal(t, reencoded+2, s.ReadCacheReencodedForTest(), "the sync encoded the two changed locations again")
+	assert.Equal(t, hits+1, hitsAfter, "the page is served from the cache")
 
 	// A location of the page deleted, then one created within it.
 	tail := chargenet.Seek[string]{Key: "LOC-0020", HasKey: true, Limit: 3}
@@ -187,7 +186,7 @@ func TestReadCachePagesUnderWrites(t *testing.T) {
 	close(done)
 	wg.Wait()
 	assert.Zero(t, stale.Load(), "of %d reads, reads that failed or showed LOC-0001 older than a PATCH already acknowledged", reads.Load())
-	assert.Positive(t, s.ReadCachePagesFilledForTest(), "pages served after encoding the changed location")
+	assert.Positive(t, s.ReadCacheReencodedForTest(), "syncs encoded the changed location again")
 	requireFreshPage(t, s, seek)
 }
 

@@ -159,7 +159,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path != ":memory:" {
 		// Without the probe (a system without mmap) the store works uncached.
 		if probe, err := openWALProbe(path); err == nil {
-			s.cache = newReadCache(probe, DefaultReadCacheSize, s.readChanges)
+			s.cache = newReadCache(probe, DefaultReadCacheSize, s.readChanges, s.encodeLocations)
 		}
 	}
 	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{MaxGroup: maxGroup, Timeout: busyTimeout + 5*time.Second})
