@@ -11,16 +11,15 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/outbound"
 	"github.com/chargenet/chargenet/metrics"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.opentelemetry.io/otel/trace"
@@ -113,47 +112,10 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	tr := cfg.Transport
 	if tr == nil {
-		dialer := &net.Dialer{Timeout: cfg.Timeout}
-		if !cfg.AllowInsecure {
-			dialer.Control = refuseNonPublic
-		}
-		tr = &http.Transport{
-			Proxy:                 nil, // a proxy would bypass the address check
-			DialContext:           dialer.DialContext,
-			TLSHandshakeTimeout:   cfg.Timeout,
-			ResponseHeaderTimeout: cfg.Timeout,
-			MaxIdleConnsPerHost:   cfg.Concurrency,
-			IdleConnTimeout:       90 * time.Second,
-			ForceAttemptHTTP2:     true,
-		}
+		tr = outbound.Transport(cfg.Timeout, cfg.Concurrency, cfg.AllowInsecure)
 	}
-	d := &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1)}
-	d.client = &http.Client{
-		Transport: tr,
-		Timeout:   cfg.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse // a redirect is an answer like any non-2xx
-		},
-	}
+	d := &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1), client: outbound.ClientWith(tr, cfg.Timeout)}
 	return d, nil
-}
-
-// errNotPublic is the cause of an attempt refused because the host resolved to a
-// non-public address.
-var errNotPublic = errors.New("address is not public")
-
-// refuseNonPublic is the dialer's Control: it refuses to connect to addresses that are
-// not public, checked on the resolved address so that DNS cannot point a public-looking
-// name into the service's own network.
-func refuseNonPublic(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); ip == nil || !chargenet.PublicIP(ip) {
-		return fmt.Errorf("%s: %w", host, errNotPublic)
-	}
-	return nil
 }
 
 // Notify tells the dispatcher that new events may be due, so that it looks before the
@@ -334,30 +296,11 @@ func (d *Dispatcher) send(ctx context.Context, dl *chargenet.Delivery, now time.
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		if errors.Is(err, errNotPublic) {
-			return 0, fmt.Errorf("refused: the webhook host resolves to an address that is not public")
-		}
-		return 0, describeNetError(err)
+		return 0, outbound.Describe(err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	return resp.StatusCode, nil
-}
-
-// describeNetError shortens a client error to what a partner can act on, without the
-// request URL (which they know).
-func describeNetError(err error) error {
-	var ue interface{ Unwrap() error }
-	if errors.As(err, &ue) {
-		if inner := ue.Unwrap(); inner != nil {
-			err = inner
-		}
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return errors.New("timeout: no answer in time")
-	}
-	return errors.New(strings.TrimSpace(err.Error()))
 }
 
 // Sign returns the webhook-signature header value of a delivery: "v1,<base64>" with the
