@@ -18,6 +18,7 @@ type Store interface {
 	WebhookService
 	EventLog
 	KeyService
+	PartnerService
 	IdempotencyService
 	EventAnnouncer
 	CommitReporter
