@@ -15,6 +15,7 @@ import (
 type Store interface {
 	EVSEService
 	LocationService
+	SiteReader
 	WebhookService
 	EventLog
 	KeyService

@@ -62,6 +62,8 @@ type readCache struct {
 	pageBytes int        // of which in pages
 	evses     map[int64]evseDocEntry
 	pages     map[chargenet.Seek[string]][]chargenet.LocationDoc
+	memoBytes int // of which in memos
+	memos     map[string]memoEntry
 
 	hits, misses atomic.Uint64
 }
@@ -74,6 +76,12 @@ type changeReader func(ctx context.Context, after int64) (gen, last int64, uids 
 type evseDocEntry struct {
 	doc     []byte
 	version int64
+}
+
+// memoEntry is a value kept by Store.Memo, with the bytes it counts for.
+type memoEntry struct {
+	value any
+	size  int
 }
 
 // cacheView is what a reader saw when it probed the cache: the header and the epoch.
@@ -141,6 +149,10 @@ func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 			c.size -= c.pageBytes
 			c.pages, c.pageBytes = nil, 0
 		}
+		if gen != c.gen || last != c.seq {
+			c.size -= c.memoBytes
+			c.memos, c.memoBytes = nil, 0
+		}
 	}
 	c.at, c.gen, c.seq, c.synced = v, gen, last, true
 	return cacheView{at: v, epoch: c.epoch}, true
@@ -168,7 +180,7 @@ func (c *readCache) setLimit(limit int) {
 
 // resetLocked drops every entry.
 func (c *readCache) resetLocked() {
-	c.size, c.pageBytes, c.evses, c.pages = 0, 0, nil, nil
+	c.size, c.pageBytes, c.evses, c.pages, c.memoBytes, c.memos = 0, 0, nil, nil, 0, nil
 }
 
 func evseEntrySize(e evseDocEntry) int { return len(e.doc) + 64 }
@@ -242,6 +254,36 @@ func (c *readCache) putPage(v cacheView, seek chargenet.Seek[string], docs []cha
 	}
 	c.pages[seek] = slices.Clone(docs)
 	c.pageBytes += n
+}
+
+// memo returns the value kept under key if it may be served to view v.
+func (c *readCache) memo(v cacheView, key string) (any, bool) {
+	c.mu.Lock()
+	m, ok := c.memos[key]
+	ok = ok && c.servableLocked(v)
+	c.mu.Unlock()
+	c.count(ok)
+	return m.value, ok
+}
+
+// putMemo keeps what a read begun with view v returned for key; size is what it counts
+// for.
+func (c *readCache) putMemo(v cacheView, key string, value any, size int) {
+	n := size + len(key) + 64
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.makeRoomLocked(v, n) {
+		return
+	}
+	if c.memos == nil {
+		c.memos = make(map[string]memoEntry)
+	}
+	if old, ok := c.memos[key]; ok {
+		c.size -= old.size
+		c.memoBytes -= old.size
+	}
+	c.memos[key] = memoEntry{value: value, size: n}
+	c.memoBytes += n
 }
 
 // makeRoomLocked prepares the cache to take n bytes read with view v: it refuses when a

@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("OutboxReceiverDown", func(t *testing.T) { testReceiverDown(t, open) })
 	t.Run("Partners", func(t *testing.T) { testPartners(t, open) })
 	t.Run("PushOrder", func(t *testing.T) { testPushOrder(t, open) })
+	t.Run("Sites", func(t *testing.T) { testSites(t, open) })
 	t.Run("StatusNotification", func(t *testing.T) { testStatusNotification(t, open) })
 	t.Run("Announce", func(t *testing.T) { testAnnounce(t, open) })
 	t.Run("CreateEVSE", func(t *testing.T) { testCreateEVSE(t, open) })
