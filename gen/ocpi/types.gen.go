@@ -1730,6 +1730,9 @@ type Offset = int
 // PartyID defines model for PartyID.
 type PartyID = string
 
+// Position defines model for Position.
+type Position = string
+
 // RequestID defines model for RequestID.
 type RequestID = string
 
@@ -1893,6 +1896,14 @@ type GetLocationsParams struct {
 	// `X-Limit`, and a larger `limit` is lowered to it. Without `limit` a page holds up to
 	// `X-Limit` Locations.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Position An opaque position that chargenet writes into the `Link` of a page: the last
+	// Location before the next page, signed, so that reading the next page costs the same
+	// at any depth. Follow `Link` as it is; never build a position. It holds the
+	// `date_from`, `date_to` and `offset` it was written with: when the request's differ,
+	// it is ignored and the request's own parameters apply. One that chargenet did not
+	// write is refused (2001).
+	Position *Position `form:"position,omitempty" json:"position,omitempty"`
 
 	// XRequestID A unique ID of this request (a UUID is advised); the response carries the same
 	// value. OCPI requires it; chargenet also answers a request without it, with an ID of
