@@ -71,7 +71,22 @@ type Config struct {
 	// delivery; nil traces nothing, and a delivery then carries the event's
 	// traceparent as stored.
 	Tracer trace.Tracer
+	// Pusher makes the deliveries of partners' subscriptions (Webhook.Partner set);
+	// nil fails them (and they are retried on the schedule) until a dispatcher with a
+	// Pusher takes them.
+	Pusher Pusher
 }
+
+// Pusher makes the deliveries of partners' subscriptions, which are OCPI pushes to
+// their Locations RECEIVER rather than signed events, through client (the
+// dispatcher's, with its address guard and timeout). It returns the HTTP status of the
+// last request it made and an error unless the partner took the push.
+type Pusher interface {
+	Push(ctx context.Context, client *http.Client, dl *chargenet.Delivery) (status int, err error)
+}
+
+// errNoPusher fails a partner's delivery in a dispatcher without a Pusher.
+var errNoPusher = errors.New("OCPI is not configured on this replica (--ocpi-country-code, --ocpi-party-id): the push waits for one that is")
 
 // Dispatcher claims due deliveries from the store and makes them.
 type Dispatcher struct {
@@ -229,14 +244,30 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *chargenet.Delivery) *charg
 		ctx, span = d.startSpan(ctx, dl)
 		defer func() { endSpan(span, a) }()
 	}
-	status, err := d.send(ctx, dl, start)
+	partner := dl.Webhook.Partner != ""
+	var status int
+	var err error
+	switch {
+	case !partner:
+		status, err = d.send(ctx, dl, start)
+	case d.cfg.Pusher == nil:
+		err = errNoPusher
+	default:
+		status, err = d.cfg.Pusher.Push(ctx, d.client, dl)
+	}
 	a.Duration = d.cfg.Now().Sub(start)
 	a.HTTPStatus = status
-	defer func() { d.cfg.Metrics.WebhookAttempt(a.Outcome, dl.Attempt, start.Sub(dl.Event.Time)) }()
+	defer func() {
+		if partner {
+			d.cfg.Metrics.OCPIPush(a.Outcome, d.cfg.Now().Sub(dl.Event.Time))
+		} else {
+			d.cfg.Metrics.WebhookAttempt(a.Outcome, dl.Attempt, start.Sub(dl.Event.Time))
+		}
+	}()
 	switch {
 	case err == nil && status >= 200 && status < 300:
 		a.Outcome = chargenet.OutcomeSucceeded
-	case err == nil && status == http.StatusGone:
+	case err == nil && status == http.StatusGone && !partner:
 		a.Outcome, a.Error = chargenet.OutcomeGone, "receiver answered 410 Gone; the webhook is disabled"
 	default:
 		a.Outcome = chargenet.OutcomeFailed
@@ -250,8 +281,13 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *chargenet.Delivery) *charg
 		} else {
 			a.Error += "; retries exhausted, the event is given up"
 		}
-		d.cfg.Logger.Warn("webhook delivery failed", "webhook_id", dl.Webhook.ID, "event_id", dl.Event.ID,
-			"attempt", dl.Attempt, "error", a.Error)
+		if partner {
+			d.cfg.Logger.Warn("OCPI push failed", "partner_id", dl.Webhook.Partner, "event_id", dl.Event.ID,
+				"attempt", dl.Attempt, "error", a.Error)
+		} else {
+			d.cfg.Logger.Warn("webhook delivery failed", "webhook_id", dl.Webhook.ID, "event_id", dl.Event.ID,
+				"attempt", dl.Attempt, "error", a.Error)
+		}
 	}
 	return a
 }
