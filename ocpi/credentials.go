@@ -96,7 +96,7 @@ func printable(s string) bool {
 // 401 when another exchange used the token first.
 func (s *Service) Register(ctx context.Context, c *Caller, creds *ocpigen.Credentials) (*ocpigen.Credentials, error) {
 	if !c.Registration {
-		return nil, MethodNotAllowed("already registered; PUT updates the credentials")
+		return nil, MethodNotAllowed("DELETE, GET, PUT", "already registered; PUT updates the credentials")
 	}
 	return s.exchange(ctx, c, creds)
 }
@@ -105,7 +105,7 @@ func (s *Service) Register(ctx context.Context, c *Caller, creds *ocpigen.Creden
 // previous token is dead afterwards. 405 for a partner that is not registered.
 func (s *Service) Update(ctx context.Context, c *Caller, creds *ocpigen.Credentials) (*ocpigen.Credentials, error) {
 	if !c.Registered() {
-		return nil, MethodNotAllowed("not registered; POST with the registration token registers")
+		return nil, MethodNotAllowed("GET, POST", "not registered; POST with the registration token registers")
 	}
 	return s.exchange(ctx, c, creds)
 }
@@ -114,7 +114,7 @@ func (s *Service) Update(ctx context.Context, c *Caller, creds *ocpigen.Credenti
 // token and its pending pushes. 405 for a partner that is not registered.
 func (s *Service) Unregister(ctx context.Context, c *Caller) error {
 	if !c.Registered() {
-		return MethodNotAllowed("not registered; there is nothing to unregister")
+		return MethodNotAllowed("GET, POST", "not registered; there is nothing to unregister")
 	}
 	err := s.cfg.Store.DeletePartner(ctx, c.Partner.ID)
 	s.tokens.forget(c.Partner.ID)

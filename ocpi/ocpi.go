@@ -48,6 +48,8 @@ type Error struct {
 	HTTPStatus int
 	Code       int
 	Message    string
+	// Allow is the Allow header of a 405: the methods the caller may use.
+	Allow string
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("OCPI %d: %s", e.Code, e.Message) }
@@ -72,9 +74,12 @@ func UnknownObject(format string, args ...any) *Error {
 	return Errorf(http.StatusNotFound, StatusUnknownObject, format, args...)
 }
 
-// MethodNotAllowed returns the 405 (2000) error of the credentials module.
-func MethodNotAllowed(format string, args ...any) *Error {
-	return Errorf(http.StatusMethodNotAllowed, StatusClientError, format, args...)
+// MethodNotAllowed returns the 405 (2000) error of the credentials module, with the
+// methods the caller may use (allow).
+func MethodNotAllowed(allow, format string, args ...any) *Error {
+	e := Errorf(http.StatusMethodNotAllowed, StatusClientError, format, args...)
+	e.Allow = allow
+	return e
 }
 
 // Party is chargenet's own OCPI identity: its CPO role's country code (ISO 3166-1

@@ -282,7 +282,9 @@ func writeOCPIError(log *slog.Logger, allowed map[string][]string, c echo.Contex
 		log.WarnContext(req.Context(), "unavailable", "request_id", rid, "error", err.Error())
 	}
 	if oe.HTTPStatus == http.StatusMethodNotAllowed {
-		if allow := c.Get(allowKey); allow != nil {
+		if oe.Allow != "" {
+			c.Response().Header().Set("Allow", oe.Allow)
+		} else if allow := c.Get(allowKey); allow != nil {
 			c.Response().Header().Set("Allow", allow.(string))
 		}
 	}
