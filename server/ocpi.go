@@ -407,26 +407,25 @@ type locationListPage struct {
 	timestamp string
 }
 
-// VisitGetLocationsResponse writes the page.
+// VisitGetLocationsResponse writes the page: the envelope around the page's encoded
+// Locations, which are written as they are kept (not copied), with a Content-Length.
 func (r locationListPage) VisitGetLocationsResponse(w http.ResponseWriter) error {
+	const head, mid, tail = `{"data":`, `,"status_code":1000,"status_message":"Success","timestamp":"`, "\"}\n"
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(head)+len(r.page.Data)+len(mid)+len(r.timestamp)+len(tail)))
 	h.Set("X-Total-Count", strconv.Itoa(r.page.Total))
 	h.Set("X-Limit", strconv.Itoa(r.page.Limit))
 	if r.page.Next != "" {
 		h.Set("Link", "<"+r.page.Next+`>; rel="next"`)
 	}
 	w.WriteHeader(http.StatusOK)
-	pb := pageBuffers.Get().(*[]byte)
-	defer pageBuffers.Put(pb)
-	buf := append((*pb)[:0], `{"data":`...)
-	buf = append(buf, r.page.Data...)
-	buf = append(buf, `,"status_code":1000,"status_message":"Success","timestamp":"`...)
-	buf = append(buf, r.timestamp...)
-	buf = append(buf, "\"}\n"...)
-	_, err := w.Write(buf)
-	*pb = buf
-	return err
+	for _, part := range [][]byte{[]byte(head), r.page.Data, []byte(mid + r.timestamp + tail)} {
+		if _, err := w.Write(part); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // GetLocation answers GET /ocpi/2.2.1/locations/{location_id}.

@@ -64,7 +64,7 @@ func newOCPIEnv(tb testing.TB, path string) *ocpiEnv {
 	})}
 	cursors := chargenet.NewCursorCodec([]byte(testSecret))
 	svc, err := ocpi.New(ocpi.Config{Store: store, Party: ocpi.Party{CountryCode: "NL", PartyID: "CNE", Name: "chargenet"},
-		PublicURL: "https://chargenet.example.com", Client: refuse, Cursors: cursors})
+		PublicURL: "https://chargenet.example.com", Client: refuse, Cursors: cursors, TokenCacheTTL: 5 * time.Second})
 	require.NoError(tb, err)
 	e, err := server.New(server.Config{Store: store, Keys: server.NewKeys(store, []string{devKey}), Cursors: cursors, OCPI: svc,
 		RateLimit: &server.RateLimit{}})
