@@ -235,9 +235,10 @@ func ptr[T any](v T) *T { return &v }
 func TestPullEqualsInventory(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, cn *chargenetUnderTest) {
 		ctx := t.Context()
-		_, err := cn.rest.DeleteLocation(ctx, "LOC-0100")
+		// The connector first: its deletion moves its location's last_updated too.
+		_, _, err := cn.rest.DeleteConnector(ctx, 1003, 1)
 		require.NoError(t, err)
-		_, _, err = cn.rest.DeleteConnector(ctx, 1003, 1)
+		_, err = cn.rest.DeleteLocation(ctx, "LOC-0100")
 		require.NoError(t, err)
 		sim := registered(t, cn, false)
 
@@ -274,7 +275,7 @@ func TestPullEqualsInventory(t *testing.T) {
 		}
 		require.Len(t, got, len(want))
 		for id, l := range want {
-			assertMapped(t, l, evses[id], got[id])
+			assertMapped(t, cn.store, l, evses[id], got[id])
 		}
 
 		t.Run("a client's own offsets give the same pages", func(t *testing.T) {
@@ -311,8 +312,14 @@ func ids(ls []ocpigen.Location) []string {
 	return out
 }
 
-// assertMapped checks one OCPI Location against the REST location and its EVSEs.
-func assertMapped(t *testing.T, l client.Location, evses []client.EVSE, got ocpigen.Location) {
+// ms writes t as an OCPI DateTime to the millisecond, truncated.
+func ms(t time.Time) string {
+	return t.UTC().Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z")
+}
+
+// assertMapped checks one OCPI Location against the REST location and its EVSEs, and
+// its connectors' last_updated against the store's (the REST API does not show them).
+func assertMapped(t *testing.T, store chargenet.Store, l client.Location, evses []client.EVSE, got ocpigen.Location) {
 	t.Helper()
 	at := "Location " + l.ID
 	assert.Equal(t, l.ID, got.Id, at)
@@ -339,17 +346,14 @@ func assertMapped(t *testing.T, l client.Location, evses []client.EVSE, got ocpi
 		assert.InDelta(t, c.want, f, 5e-7, at)
 		assert.Regexp(t, `^-?[0-9]+\.[0-9]{6}$`, c.text, at)
 	}
-	newest := l.LastUpdated
 	var shown []client.EVSE
 	for _, e := range evses {
-		if e.LastUpdated.After(newest) {
-			newest = e.LastUpdated
-		}
+		assert.False(t, e.LastUpdated.After(l.LastUpdated), "%s: EVSE %d changed after its location", at, e.UID)
 		if slices.ContainsFunc(e.Connectors, func(c client.Connector) bool { return c.DeletedAt == nil }) {
 			shown = append(shown, e)
 		}
 	}
-	assert.Equal(t, newest.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z"), got.LastUpdated, at)
+	assert.Equal(t, ms(l.LastUpdated), got.LastUpdated, at)
 	require.NotNil(t, got.Evses, at)
 	require.Len(t, *got.Evses, len(shown), at)
 	for i, e := range shown {
@@ -363,7 +367,9 @@ func assertMapped(t *testing.T, l client.Location, evses []client.EVSE, got ocpi
 		} else {
 			assert.Equal(t, string(e.Status), string(g.Status), at)
 		}
-		assert.Equal(t, e.LastUpdated.UTC().Format("2006-01-02T15:04:05Z"), g.LastUpdated, at)
+		assert.Equal(t, ms(e.LastUpdated), g.LastUpdated, at)
+		stored, err := store.EVSE(t.Context(), e.UID)
+		require.NoError(t, err, at)
 		var conns []client.Connector
 		for _, c := range e.Connectors {
 			if c.DeletedAt == nil {
@@ -375,6 +381,10 @@ func assertMapped(t *testing.T, l client.Location, evses []client.EVSE, got ocpi
 			gc := g.Connectors[j]
 			at := fmt.Sprintf("%s connector %d", at, c.ID)
 			assert.Equal(t, strconv.FormatInt(c.ID, 10), gc.Id, at)
+			sc := stored.Connector(c.ID)
+			require.NotNil(t, sc, at)
+			assert.Equal(t, ms(sc.LastUpdated), gc.LastUpdated, at)
+			assert.False(t, sc.LastUpdated.After(e.LastUpdated), "%s: changed after its EVSE", at)
 			assert.Equal(t, string(c.Standard), string(gc.Standard), at)
 			assert.Equal(t, string(c.Format), string(gc.Format), at)
 			assert.Equal(t, string(c.PowerType), string(gc.PowerType), at)

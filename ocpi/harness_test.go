@@ -98,7 +98,7 @@ func start(t *testing.T, store chargenet.Store) *chargenetUnderTest {
 	require.NoError(t, err)
 	ingest := "ingest-" + chargenet.NewID("", time.Now())
 	require.NoError(t, store.CreateAPIKey(t.Context(), chargenet.APIKey{Name: "ingest", Hash: chargenet.HashAPIKey(ingest),
-		Scope: chargenet.ScopeIngest, CreatedAt: time.Now()}))
+		Scopes: []string{chargenet.ScopeIngest}, CreatedAt: time.Now()}))
 	return &chargenetUnderTest{store: store, svc: svc, url: base, rest: rest, ingest: ingest}
 }
 

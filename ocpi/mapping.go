@@ -3,7 +3,6 @@ package ocpi
 import (
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/chargenet/chargenet"
 	ocpigen "github.com/chargenet/chargenet/gen/ocpi"
@@ -15,7 +14,8 @@ import (
 //     published; its coordinates have six decimals, its country stays ISO 3166-1
 //     alpha-3, an empty postal code is left out. A deleted location is still a Location,
 //     with every EVSE REMOVED, so that a pull by date_from sees the deletion.
-//   - Its last_updated is the newest of its own, its EVSEs' and their connectors'.
+//   - Its last_updated is the store's: the newest of its own, its EVSEs' and their
+//     connectors' (chargenet.Location.Touch). An EVSE's and a connector's are theirs.
 //   - An EVSE's uid and a connector's id are the decimal strings of chargenet's
 //     integers. An EVSE has no capabilities, coordinates or floor: chargenet does not
 //     know them and sends none. An EVSE without a connector in service is left out of its
@@ -26,7 +26,7 @@ import (
 //     standards, two formats and five power types are OCPI's own values. Tariff ids
 //     are passed through; one that is not printable ASCII (OCPI's CiString) is left out.
 //     A connector's error (OCPP) has no OCPI field and is not sent.
-//   - Every time is UTC with "Z", in whole seconds (DateTime).
+//   - Every time is UTC with "Z", in milliseconds (DateTime).
 
 // site is what a Location shows, mapped from a chargenet.Site.
 func (s *Service) location(site *chargenet.Site) ocpigen.Location {
@@ -51,19 +51,14 @@ func (s *Service) location(site *chargenet.Site) ocpigen.Location {
 		out.PostalCode = &pc
 	}
 	removed := l.DeletedAt != nil
-	newest := l.LastUpdated
 	evses := make([]ocpigen.EVSE, 0, len(site.EVSEs))
 	for i := range site.EVSEs {
-		e := &site.EVSEs[i]
-		if e.LastUpdated.After(newest) {
-			newest = e.LastUpdated
-		}
-		if m, ok := evse(e, removed); ok {
+		if m, ok := evse(&site.EVSEs[i], removed); ok {
 			evses = append(evses, m)
 		}
 	}
 	out.Evses = &evses
-	out.LastUpdated = DateTime(newest)
+	out.LastUpdated = DateTime(l.LastUpdated)
 	return out
 }
 
@@ -85,14 +80,14 @@ func evse(e *chargenet.EVSE, removed bool) (ocpigen.EVSE, bool) {
 	}
 	for i := range e.Connectors {
 		if c := &e.Connectors[i]; c.DeletedAt == nil {
-			out.Connectors = append(out.Connectors, connector(c, e.LastUpdated))
+			out.Connectors = append(out.Connectors, connector(c))
 		}
 	}
 	return out, len(out.Connectors) > 0
 }
 
-// connector returns c as an OCPI Connector that was last updated at updated.
-func connector(c *chargenet.Connector, updated time.Time) ocpigen.Connector {
+// connector returns c as an OCPI Connector.
+func connector(c *chargenet.Connector) ocpigen.Connector {
 	out := ocpigen.Connector{
 		Id:          strconv.FormatInt(c.ID, 10),
 		Standard:    ocpigen.ConnectorType(c.Standard),
@@ -100,7 +95,7 @@ func connector(c *chargenet.Connector, updated time.Time) ocpigen.Connector {
 		PowerType:   ocpigen.PowerType(c.PowerType),
 		MaxVoltage:  roundInt(c.MaxVoltage),
 		MaxAmperage: roundInt(c.MaxAmperage),
-		LastUpdated: DateTime(updated),
+		LastUpdated: DateTime(c.LastUpdated),
 	}
 	watts := roundInt(c.MaxElectricPower * 1000)
 	out.MaxElectricPower = &watts

@@ -226,9 +226,11 @@ func newUUID() string {
 // NewRequestID returns a new X-Request-ID (or X-Correlation-ID) value.
 func NewRequestID() string { return newUUID() }
 
-// DateTime formats t as chargenet writes OCPI DateTimes: UTC, whole seconds, "Z" (20
-// characters, within OCPI's 25).
-func DateTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
+// DateTime formats t as chargenet writes OCPI DateTimes: UTC, milliseconds (truncated),
+// "Z" (24 characters, within OCPI's 25, which leave no room for the stored
+// microseconds). Truncation keeps a date_from taken from a last_updated inclusive of
+// that change.
+func DateTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // ParseDateTime reads an OCPI DateTime: RFC 3339 in UTC, "Z" optional, fractional
 // seconds optional, no offset. It reports false for anything else.

@@ -261,7 +261,7 @@ func (p *push) connector(ctx context.Context, uid int64, eventLocation string, c
 	status, err := answer(nil)(p.client.PutPartnerConnector(ctx, party.CountryCode, party.PartyID, site.Location.ID,
 		strconv.FormatInt(uid, 10), strconv.FormatInt(connectorID, 10),
 		&ocpigen.PutPartnerConnectorParams{XRequestID: id, XCorrelationID: corr, OCPIFromCountryCode: fcc, OCPIFromPartyId: fp,
-			OCPIToCountryCode: tcc, OCPIToPartyId: tp}, connector(c, e.LastUpdated)))
+			OCPIToCountryCode: tcc, OCPIToPartyId: tp}, connector(c)))
 	if unknownObject(err) {
 		return p.putLocation(ctx, site)
 	}

@@ -204,7 +204,8 @@ func (s *Store) SetPartnerCredentials(ctx context.Context, id string, held [sha2
 		if err != nil {
 			return err
 		}
-		if !(p.RegistrationHash != nil && *p.RegistrationHash == held || p.TokenHash != nil && *p.TokenHash == held) {
+		holds := p.RegistrationHash != nil && *p.RegistrationHash == held || p.TokenHash != nil && *p.TokenHash == held
+		if !holds {
 			return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, "token",
 				"the credentials of OCPI partner %q changed meanwhile", p.Name)
 		}

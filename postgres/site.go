@@ -14,9 +14,9 @@ import (
 // siteColumns are the columns of a location joined with one of its EVSEs and one of that
 // EVSE's connectors (NULL where it has none); see scanSites.
 const siteColumns = `l.id, l.name, l.address, l.city, l.postal_code, l.country, l.latitude, l.longitude, l.time_zone, ` +
-	`l.last_updated, l.deleted_at, e.uid, e.evse_id, e.chargebox_id, e.location_id, e.status, e.last_updated, e.version, ` +
+	`l.last_updated, l.version, l.deleted_at, e.uid, e.evse_id, e.chargebox_id, e.location_id, e.status, e.last_updated, e.version, ` +
 	`c.evse_uid, c.id, c.standard, c.format, c.power_type, c.max_electric_power, c.max_amperage, c.max_voltage, ` +
-	`c.tariff_ids, c.error_code, c.error_info, c.error_vendor_code, c.deleted_at`
+	`c.tariff_ids, c.error_code, c.error_info, c.error_vendor_code, c.deleted_at, c.last_updated`
 
 // siteJoin joins the locations l to their EVSEs e and connectors c.
 const siteJoin = ` LEFT JOIN evses e ON e.location_id = l.id LEFT JOIN connectors c ON c.evse_uid = e.uid `
@@ -35,7 +35,7 @@ func scanSites(rows pgx.Rows, capacity int) ([]chargenet.Site, error) {
 		cr                      connectorRow
 	)
 	dest := append([]any{&l.ID, &l.Name, &l.Address, &l.City, &l.PostalCode, &l.Country, &l.Latitude, &l.Longitude,
-		&l.TimeZone, &l.LastUpdated, &deleted, &uid, &evseID, &chargebox, &loc, &status, &evseUpdated, &version}, cr.dest()...)
+		&l.TimeZone, &l.LastUpdated, &l.Version, &deleted, &uid, &evseID, &chargebox, &loc, &status, &evseUpdated, &version}, cr.dest()...)
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
@@ -60,8 +60,8 @@ func scanSites(rows pgx.Rows, capacity int) ([]chargenet.Site, error) {
 				LastUpdated: evseUpdated.Time.UTC(), Version: version.Int64})
 			site.Location.EvseUIDs = append(site.Location.EvseUIDs, uid.Int64)
 		}
-		if c, ok := cr.connector(); ok {
-			e := &site.EVSEs[len(site.EVSEs)-1]
+		e := &site.EVSEs[len(site.EVSEs)-1]
+		if c, ok := cr.connector(e.LastUpdated); ok {
 			e.Connectors = append(e.Connectors, c)
 		}
 	}

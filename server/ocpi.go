@@ -56,7 +56,7 @@ func ocpiRequestOf(ctx context.Context) *ocpiRequest {
 // methods of each served path template, for 405's Allow; errors are answered by
 // writeOCPIError.
 func registerOCPI(e *echo.Echo, svc *ocpi.Service, bodyLimit int64, now func() time.Time) (map[string][]string, error) {
-	doc, err := ocpigen.GetSwagger()
+	doc, err := ocpigen.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("loading the embedded OCPI contract: %w", err)
 	}
@@ -168,7 +168,8 @@ func routingHeader(v string, country bool) string {
 	}
 	for i := 0; i < n; i++ {
 		c := v[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || !country && c >= '0' && c <= '9') {
+		letter := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+		if !letter && (country || c < '0' || c > '9') {
 			return ""
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // siteColumns are the columns of a location joined with one of its EVSEs and one of
 // that EVSE's connectors (NULL where it has none); see scanSites.
 const siteColumns = `l.id, l.name, l.address, l.city, l.postal_code, l.country, l.latitude, l.longitude, l.time_zone, ` +
-	`l.last_updated, l.deleted_at, ` + evseRowColumns
+	`l.last_updated, l.version, l.deleted_at, ` + evseRowColumns
 
 // siteJoin joins the locations l to their EVSEs e and connectors c.
 const siteJoin = ` LEFT JOIN evses e ON e.location_id = l.id LEFT JOIN connectors c ON c.evse_uid = e.uid `
@@ -71,7 +71,7 @@ func scanSites(rows *sql.Rows, capacity int) ([]chargenet.Site, error) {
 	)
 	r := newEVSERow()
 	dest := []any{&l.ID, &l.Name, &l.Address, &l.City, &l.PostalCode, &l.Country, &l.Latitude, &l.Longitude, &l.TimeZone,
-		&updated, &deleted, &uid, &evseID, &chargebox, &loc, &status, &evseUpdated, &version}
+		&updated, &l.Version, &deleted, &uid, &evseID, &chargebox, &loc, &status, &evseUpdated, &version}
 	dest = append(dest, r.dest[7:]...) // the connector's columns
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
@@ -102,11 +102,11 @@ func scanSites(rows *sql.Rows, capacity int) ([]chargenet.Site, error) {
 			continue
 		}
 		r.uid = uid.Int64
-		c, err := r.connector()
+		e := &site.EVSEs[len(site.EVSEs)-1]
+		c, err := r.connector(e.LastUpdated)
 		if err != nil {
 			return nil, err
 		}
-		e := &site.EVSEs[len(site.EVSEs)-1]
 		e.Connectors = append(e.Connectors, c)
 	}
 	return out, rows.Err()

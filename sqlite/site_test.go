@@ -28,10 +28,10 @@ func TestMemo(t *testing.T) {
 	assert.Equal(t, 1, memo())
 	assert.Equal(t, 1, memo(), "kept")
 	require.NoError(t, s.CreateAPIKey(ctx, chargenet.APIKey{Name: "k", Hash: chargenet.HashAPIKey("secret-key-0123456789"),
-		Scope: chargenet.ScopePartner, CreatedAt: time.Now()}))
+		Scopes: []string{chargenet.ScopePartner}, CreatedAt: time.Now()}))
 	assert.Equal(t, 1, memo(), "a commit that changes no location or EVSE keeps it")
 
-	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(33.0)}, "", time.Now())
+	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(33.0)}, "", "", time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, 2, memo(), "an EVSE changed")
 	assert.Equal(t, 2, memo())
@@ -39,7 +39,7 @@ func TestMemo(t *testing.T) {
 	l, err := s.Location(ctx, "LOC-0100")
 	require.NoError(t, err)
 	l.Name = "renamed"
-	_, _, err = s.PutLocation(ctx, l, time.Now())
+	_, _, err = s.PutLocation(ctx, l, "", time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, 3, memo(), "a location changed")
 

@@ -92,7 +92,7 @@ func testPartners(t *testing.T, open Opener) {
 	})
 
 	t.Run("a registered partner with a receiver gets the inventory events as pushes", func(t *testing.T) {
-		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(21.0)}, "", at)
+		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(21.0)}, "", "", at)
 		require.NoError(t, err)
 		ds := claimAll(t, s, at)
 		require.Len(t, ds, 1)
@@ -120,7 +120,7 @@ func testPartners(t *testing.T, open Opener) {
 		assert.Equal(t, "token-b2", got.Token)
 		_, _, err = s.PartnerByToken(ctx, tokenC)
 		assert.ErrorIs(t, err, chargenet.ErrNotFound, "the previous token is dead")
-		_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(22.0)}, "", at)
+		_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(22.0)}, "", "", at)
 		require.NoError(t, err)
 		ds := claimAll(t, s, at.Add(time.Hour))
 		require.Len(t, ds, 1)
@@ -128,12 +128,12 @@ func testPartners(t *testing.T, open Opener) {
 	})
 
 	t.Run("a partner without a receiver gets nothing, and its pending pushes are dropped", func(t *testing.T) {
-		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(23.0)}, "", at)
+		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(23.0)}, "", "", at)
 		require.NoError(t, err)
 		_, err = s.SetPartnerCredentials(ctx, p.ID, tokenC2, partnerCredentials("token-b3", ""), tokenC2, at)
 		require.NoError(t, err)
 		assert.Empty(t, claimAll(t, s, at.Add(24*time.Hour)))
-		_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(24.0)}, "", at)
+		_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(24.0)}, "", "", at)
 		require.NoError(t, err)
 		assert.Empty(t, claimAll(t, s, at.Add(24*time.Hour)))
 	})
@@ -152,7 +152,7 @@ func testPartners(t *testing.T, open Opener) {
 
 		_, err = s.SetPartnerCredentials(ctx, p.ID, tokenC2, partnerCredentials("token-b4", "https://emsp.example.com/l"), tokenC2, at)
 		require.NoError(t, err)
-		_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(25.0)}, "", at)
+		_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(25.0)}, "", "", at)
 		require.NoError(t, err)
 		require.NoError(t, s.DeletePartner(ctx, p.ID))
 		assert.Empty(t, claimAll(t, s, at.Add(24*time.Hour)), "its pushes went with it")
@@ -184,7 +184,7 @@ func testPushOrder(t *testing.T, open Opener) {
 
 	// EVSEs 1001 and 1002 are at LOC-0001, 1003 at LOC-0002.
 	for i, uid := range []int64{1001, 1002, 1003, 1001} {
-		_, err := s.UpdateConnector(ctx, uid, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(30.0 + float64(i))}, "", start)
+		_, err := s.UpdateConnector(ctx, uid, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(30.0 + float64(i))}, "", "", start)
 		require.NoError(t, err)
 	}
 	ack := func(d *chargenet.Delivery, outcome string, next *time.Time) {

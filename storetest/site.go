@@ -26,10 +26,10 @@ func testSites(t *testing.T, open Opener) {
 			}
 		}
 		l.Name = "renamed " + id
-		_, _, err := s.PutLocation(ctx, &l, later.Add(time.Duration(i)*time.Second))
+		_, _, err := s.PutLocation(ctx, &l, "", later.Add(time.Duration(i)*time.Second))
 		require.NoError(t, err)
 	}
-	_, err := s.DeleteLocation(ctx, "LOC-0030", later.Add(10*time.Second))
+	_, err := s.DeleteLocation(ctx, "LOC-0030", "", later.Add(10*time.Second))
 	require.NoError(t, err)
 
 	all, err := s.ListSites(ctx, chargenet.UpdateSeek{Limit: 500})

@@ -894,9 +894,9 @@ type CredentialsRole struct {
 
 // DateTime OCPI DateTime, string(25): RFC 3339 in UTC, `Z` optional (its absence still means
 // UTC), fractional seconds optional; no time zone offset. At most 25 characters, so at
-// most four fractional digits with `Z`. chargenet writes whole seconds with `Z`.
+// most four fractional digits with `Z`. chargenet writes milliseconds with `Z`.
 //
-// Example: 2015-06-29T20:39:09Z
+// Example: 2015-06-29T20:39:09.123Z
 type DateTime = string
 
 // DisplayText Text to show to an end user, in one language.
@@ -1697,16 +1697,16 @@ type CountryCode = string
 
 // DateFrom OCPI DateTime, string(25): RFC 3339 in UTC, `Z` optional (its absence still means
 // UTC), fractional seconds optional; no time zone offset. At most 25 characters, so at
-// most four fractional digits with `Z`. chargenet writes whole seconds with `Z`.
+// most four fractional digits with `Z`. chargenet writes milliseconds with `Z`.
 //
-// Example: 2015-06-29T20:39:09Z
+// Example: 2015-06-29T20:39:09.123Z
 type DateFrom = DateTime
 
 // DateTo OCPI DateTime, string(25): RFC 3339 in UTC, `Z` optional (its absence still means
 // UTC), fractional seconds optional; no time zone offset. At most 25 characters, so at
-// most four fractional digits with `Z`. chargenet writes whole seconds with `Z`.
+// most four fractional digits with `Z`. chargenet writes milliseconds with `Z`.
 //
-// Example: 2015-06-29T20:39:09Z
+// Example: 2015-06-29T20:39:09.123Z
 type DateTo = DateTime
 
 // EvseUID defines model for EvseUID.

@@ -27,7 +27,7 @@ var (
 
 func ocpiContract() (*openapi3.T, routers.Router, error) {
 	ocpiOnce.Do(func() {
-		ocpiDoc, ocpiErr = ocpigen.GetSwagger()
+		ocpiDoc, ocpiErr = ocpigen.GetSpec()
 		if ocpiErr != nil {
 			return
 		}
