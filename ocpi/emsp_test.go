@@ -2,6 +2,7 @@ package ocpi_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/client"
 	ocpigen "github.com/chargenet/chargenet/gen/ocpi"
+	"github.com/chargenet/chargenet/ocpi"
 	"github.com/chargenet/chargenet/ocpi/ocpitest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -517,5 +519,42 @@ func TestPushesOutage(t *testing.T) {
 			assert.Equal(t, want, bad.Locations()[id], "the partner that was down caught up on %s", id)
 		}
 		assert.Empty(t, good.Violations())
+	})
+}
+
+// TestDeadTokenOnAnotherReplica checks that a token that died on one replica (token A,
+// by the registration) is refused by another replica within its TokenCacheTTL, and
+// trusted from its cache until then.
+func TestDeadTokenOnAnotherReplica(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, cn *chargenetUnderTest) {
+		ctx := t.Context()
+		const ttl = 30 * time.Second
+		now := time.Now()
+		clock := func() time.Time { return now }
+		other, err := ocpi.New(ocpi.Config{Store: cn.store, Party: ocpi.Party{CountryCode: "NL", PartyID: "CNE", Name: "replica"},
+			PublicURL: cn.url, TokenCacheTTL: ttl, Now: clock})
+		require.NoError(t, err)
+		tokenA, _, err := cn.svc.NewPartner(ctx, "emsp")
+		require.NoError(t, err)
+		header := []string{"Token " + base64.StdEncoding.EncodeToString([]byte(tokenA))}
+		c, err := other.Authenticate(ctx, header)
+		require.NoError(t, err)
+		assert.True(t, c.Registration, "the other replica takes token A and keeps it")
+
+		sim := ocpitest.New(false)
+		defer sim.Close()
+		require.NoError(t, sim.Register(ctx, cn.svc.VersionsURL(), tokenA), "registered on the first replica")
+
+		now = now.Add(ttl / 2)
+		_, err = other.Authenticate(ctx, header)
+		assert.NoError(t, err, "within the TTL the other replica still trusts what it checked")
+		now = now.Add(ttl/2 + time.Millisecond)
+		_, err = other.Authenticate(ctx, header)
+		var oe *ocpi.Error
+		require.ErrorAs(t, err, &oe, "past the TTL token A is refused")
+		assert.Equal(t, http.StatusUnauthorized, oe.HTTPStatus)
+		c, err = other.Authenticate(ctx, []string{"Token " + base64.StdEncoding.EncodeToString([]byte(sim.Token()))})
+		require.NoError(t, err)
+		assert.True(t, c.Registered(), "the new token works there")
 	})
 }
