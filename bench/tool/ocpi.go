@@ -53,10 +53,12 @@ func ocpiLink(locationsURL, token string, offset, limit int) error {
 
 // ocpiLag measures how long a change takes to reach a partner's Locations receiver. It
 // registers an eMSP simulator with a receiver (token A from `chargenet ocpi register`),
-// then sends rate changes a second for duration: PATCHes of connector 1 of the 40 demo
-// EVSEs in turn, each raising that connector's maxElectricPower by 1 W. A change's lag
-// is the time from its PATCH's answer (committed) to the first push that shows the
-// receiver that value or a later one. After the stream it waits up to drain for the
+// then sends rate changes a second for duration over 64 connections: PATCHes of
+// connector 1 of the 40 demo EVSEs in turn, each setting that connector's
+// maxElectricPower to a value of its own. Two PATCHes of one connector in flight at
+// once commit in either order, so a change is placed by the EVSE version its answer's
+// ETag names: its lag is the time from its PATCH's answer (committed) to the first push
+// that shows the receiver the value of that version or of a later one. After the stream it waits up to drain for the
 // pushes to come in, and prints changes, the rate achieved, non-2xx PATCHes, the lag's
 // p50, p99 and max in ms, and the changes never seen.
 func ocpiLag(base, key, versionsURL, tokenA string, rate int, duration, drain time.Duration) error {
@@ -70,9 +72,9 @@ func ocpiLag(base, key, versionsURL, tokenA string, rate int, duration, drain ti
 		return fmt.Errorf("URL %q: want http://host:port", base)
 	}
 	type change struct {
-		uid   int
-		watts int
-		ack   time.Time
+		uid, watts int
+		version    int64
+		ack        time.Time
 	}
 	var (
 		mu      sync.Mutex
@@ -120,17 +122,18 @@ func ocpiLag(base, key, versionsURL, tokenA string, rate int, duration, drain ti
 				body := fmt.Sprintf(`{"maxElectricPower": %d.%03d}`, watts/1000, watts%1000)
 				req := fmt.Appendf(nil, "PATCH /v2/evses/%d/connectors/1 HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
 					"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", uid, u.Host, key, len(body), body)
-				status, err := c.do(req)
+				status, etag, err := c.doHeader(req, "ETag")
 				at := time.Now()
+				version, verr := strconv.ParseInt(strings.Trim(etag, `"`), 10, 64)
 				if err != nil {
 					_ = c.conn.Close()
 					c = nil
 				}
 				mu.Lock()
-				if err != nil || status != 200 {
+				if err != nil || status != 200 || verr != nil {
 					bad++
 				} else {
-					changes = append(changes, change{uid: uid, watts: watts, ack: at})
+					changes = append(changes, change{uid: uid, watts: watts, version: version, ack: at})
 				}
 				mu.Unlock()
 			}
@@ -138,25 +141,43 @@ func ocpiLag(base, key, versionsURL, tokenA string, rate int, duration, drain ti
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	highest := map[int]int{}
+	// The version each value was committed at, and the highest version of each EVSE.
+	versionOf := map[[2]int]int64{}
+	highest := map[int]int64{}
 	for _, c := range changes {
-		highest[c.uid] = max(highest[c.uid], c.watts)
+		versionOf[[2]int{c.uid, c.watts}] = c.version
+		highest[c.uid] = max(highest[c.uid], c.version)
+	}
+	// timelines returns, for each EVSE uid, the versions the pushes showed the receiver
+	// (the newest so far at each push), in the order they came.
+	timelines := func() map[int][]shown {
+		out := map[int][]shown{}
+		for uid, tl := range held(sim.Pushes()) {
+			var newest int64
+			for _, s := range tl {
+				if v := versionOf[[2]int{uid, s.watts}]; v > newest {
+					newest = v
+					out[uid] = append(out[uid], shown{version: v, at: s.at})
+				}
+			}
+		}
+		return out
 	}
 	sim.WaitFor(drain, func() bool {
-		seen := held(sim.Pushes())
-		for uid, w := range highest {
-			if len(seen[uid]) == 0 || seen[uid][len(seen[uid])-1].watts < w {
+		seen := timelines()
+		for uid, v := range highest {
+			if len(seen[uid]) == 0 || seen[uid][len(seen[uid])-1].version < v {
 				return false
 			}
 		}
 		return true
 	})
-	seen := held(sim.Pushes())
+	seen := timelines()
 	var lags []time.Duration
 	missing := 0
 	for _, c := range changes {
 		tl := seen[c.uid]
-		i := slices.IndexFunc(tl, func(s shown) bool { return s.watts >= c.watts })
+		i := slices.IndexFunc(tl, func(s shown) bool { return s.version >= c.version })
 		if i < 0 {
 			missing++
 			continue
@@ -178,15 +199,17 @@ func ocpiLag(base, key, versionsURL, tokenA string, rate int, duration, drain ti
 	return nil
 }
 
-// shown is a value of connector 1 of an EVSE that a push showed the receiver, and when.
+// shown is a value of connector 1 of an EVSE that a push showed the receiver (or the
+// EVSE version it was committed at), and when.
 type shown struct {
-	watts int
-	at    time.Time
+	watts   int
+	version int64
+	at      time.Time
 }
 
 // held returns, for each EVSE uid, the values of its connector 1 the pushes showed, in
-// the order they came (each at least the one before: pushes carry the current state,
-// one after the other per location).
+// the order they came (pushes carry the current state, one after the other per
+// location).
 func held(pushes []ocpitest.Push) map[int][]shown {
 	out := map[int][]shown{}
 	add := func(uid string, cs []ocpigen.Connector, at time.Time) {
@@ -196,10 +219,7 @@ func held(pushes []ocpitest.Push) map[int][]shown {
 		}
 		for _, c := range cs {
 			if c.Id == "1" && c.MaxElectricPower != nil {
-				tl := out[n]
-				if len(tl) == 0 || *c.MaxElectricPower > tl[len(tl)-1].watts {
-					out[n] = append(tl, shown{watts: *c.MaxElectricPower, at: at})
-				}
+				out[n] = append(out[n], shown{watts: *c.MaxElectricPower, at: at})
 			}
 		}
 	}
