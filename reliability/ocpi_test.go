@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,12 @@ func TestHostileOCPI(t *testing.T) {
 	require.NoError(t, sim.Register(t.Context(), srv.Base+"/ocpi/versions", registerToken(t, db, addr, "emsp")))
 	tokenC := sim.Token()
 	tokenA := registerToken(t, db, addr, "waiting")
+	_, answer, _, err := sim.Call(t.Context(), http.MethodGet, srv.Base+"/ocpi/2.2.1/locations?limit=1", tokenC, nil)
+	require.NoError(t, err)
+	next, err := url.Parse(strings.TrimSuffix(strings.TrimPrefix(answer.Get("Link"), "<"), `>; rel="next"`))
+	require.NoError(t, err)
+	position := next.Query().Get("position")
+	require.NotEmpty(t, position, "the Link of the first page carries a position")
 	require.NoError(t, srv.Stop(10*time.Second))
 	before := files(t, dir)
 
@@ -150,39 +157,74 @@ func TestHostileOCPI(t *testing.T) {
 	closed := "http://" + proctest.FreeAddr(t) + "/versions"
 	huge := append(append([]byte(`{"token": "t", "url": "https://x.example.com", "roles": [], "pad": "`), bytes.Repeat([]byte("x"), 10<<20)...), `"}`...)
 	deep := []byte(strings.Repeat("[", 100000) + strings.Repeat("]", 100000))
+	deepObj := []byte(strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000))
 	enc := func(s string) string { return "Token " + base64.StdEncoding.EncodeToString([]byte(s)) }
 	for _, h := range []struct {
 		name, method, path, auth string
 		body                     []byte
 		status, code             int
+		header                   []string // more request headers, name and value
 	}{
-		{"no token", "GET", "/ocpi/versions", "", nil, 401, 2000},
-		{"Bearer", "GET", "/ocpi/versions", "Bearer " + tokenC, nil, 401, 2000},
-		{"unknown token", "GET", "/ocpi/versions", enc("guess"), nil, 401, 2000},
-		{"very long token", "GET", "/ocpi/versions", enc(strings.Repeat("t", 4000)), nil, 401, 2000},
-		{"Unicode token", "GET", "/ocpi/versions", "Token ключ-🔑", nil, 401, 2000},
-		{"registration token on the Locations", "GET", "/ocpi/2.2.1/locations", enc(tokenA), nil, 401, 2000},
-		{"POST with another partner's credentials token", "POST", "/ocpi/2.2.1/credentials", enc(tokenC), creds(closed), 405, 2000},
-		{"PUT with a registration token", "PUT", "/ocpi/2.2.1/credentials", enc(tokenA), creds(closed), 405, 2000},
-		{"DELETE with a registration token", "DELETE", "/ocpi/2.2.1/credentials", enc(tokenA), nil, 405, 2000},
-		{"POST, partner unreachable", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds(closed), 200, 3001},
-		{"POST to cloud metadata", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds("https://169.254.169.254/latest/"), 200, 3001},
-		{"POST not JSON", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), []byte("token=x"), 400, 2001},
-		{"POST truncated", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds(closed)[:20], 400, 2001},
-		{"POST deep nesting", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), deep, 400, 2001},
-		{"POST 10 MB", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), huge, 400, 2001},
-		{"POST invalid UTF-8", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), []byte("{\"token\": \"\xff\xfe\"}"), 400, 2001},
-		{"POST empty body", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), []byte{}, 400, 2001},
-		{"PUT locations", "PUT", "/ocpi/2.2.1/locations/LOC-0001", enc(tokenC), []byte(`{}`), 405, 2000},
-		{"unknown module", "GET", "/ocpi/2.2.1/tariffs", enc(tokenC), nil, 404, 2000},
-		{"path traversal", "GET", "/ocpi/2.2.1/locations/..%2F..%2Fetc%2Fpasswd", enc(tokenC), nil, 404, 2000},
-		{"location id injection", "GET", "/ocpi/2.2.1/locations/%27%20OR%201=1--", enc(tokenC), nil, 404, 2003},
-		{"location id NUL", "GET", "/ocpi/2.2.1/locations/%00", enc(tokenC), nil, 400, 2001},
-		{"EVSE uid beyond int64", "GET", "/ocpi/2.2.1/locations/LOC-0001/999999999999999999999", enc(tokenC), nil, 404, 2003},
-		{"date_from year 99999", "GET", "/ocpi/2.2.1/locations?date_from=99999-01-01T00:00:00Z", enc(tokenC), nil, 400, 2001},
-		{"limit -1", "GET", "/ocpi/2.2.1/locations?limit=-1", enc(tokenC), nil, 400, 2001},
-		{"offset beyond int64", "GET", "/ocpi/2.2.1/locations?offset=99999999999999999999", enc(tokenC), nil, 400, 2001},
-		{"position of another secret", "GET", "/ocpi/2.2.1/locations?position=eyJvIjo3LCJuIjoxLCJpIjoiTE9DLTAwMDcifQ.c2lnbmF0dXJl", enc(tokenC), nil, 400, 2001},
+		{"no token", "GET", "/ocpi/versions", "", nil, 401, 2000, nil},
+		{"Bearer", "GET", "/ocpi/versions", "Bearer " + tokenC, nil, 401, 2000, nil},
+		{"unknown token", "GET", "/ocpi/versions", enc("guess"), nil, 401, 2000, nil},
+		{"very long token", "GET", "/ocpi/versions", enc(strings.Repeat("t", 4000)), nil, 401, 2000, nil},
+		{"Unicode token", "GET", "/ocpi/versions", "Token ключ-🔑", nil, 401, 2000, nil},
+		{"registration token on the Locations", "GET", "/ocpi/2.2.1/locations", enc(tokenA), nil, 401, 2000, nil},
+		{"POST with another partner's credentials token", "POST", "/ocpi/2.2.1/credentials", enc(tokenC), creds(closed), 405, 2000, nil},
+		{"PUT with a registration token", "PUT", "/ocpi/2.2.1/credentials", enc(tokenA), creds(closed), 405, 2000, nil},
+		{"DELETE with a registration token", "DELETE", "/ocpi/2.2.1/credentials", enc(tokenA), nil, 405, 2000, nil},
+		{"POST, partner unreachable", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds(closed), 200, 3001, nil},
+		{"POST to cloud metadata", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds("https://169.254.169.254/latest/"), 200, 3001, nil},
+		{"POST not JSON", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), []byte("token=x"), 400, 2001, nil},
+		{"POST truncated", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds(closed)[:20], 400, 2001, nil},
+		{"POST deep nesting", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), deep, 400, 2001, nil},
+		{"POST 10 MB", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), huge, 400, 2001, nil},
+		{"POST invalid UTF-8", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), []byte("{\"token\": \"\xff\xfe\"}"), 400, 2001, nil},
+		{"POST empty body", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), []byte{}, 400, 2001, nil},
+		{"PUT locations", "PUT", "/ocpi/2.2.1/locations/LOC-0001", enc(tokenC), []byte(`{}`), 405, 2000, nil},
+		{"unknown module", "GET", "/ocpi/2.2.1/tariffs", enc(tokenC), nil, 404, 2000, nil},
+		{"path traversal", "GET", "/ocpi/2.2.1/locations/..%2F..%2Fetc%2Fpasswd", enc(tokenC), nil, 404, 2000, nil},
+		{"location id injection", "GET", "/ocpi/2.2.1/locations/%27%20OR%201=1--", enc(tokenC), nil, 404, 2003, nil},
+		{"location id NUL", "GET", "/ocpi/2.2.1/locations/%00", enc(tokenC), nil, 400, 2001, nil},
+		{"EVSE uid beyond int64", "GET", "/ocpi/2.2.1/locations/LOC-0001/999999999999999999999", enc(tokenC), nil, 404, 2003, nil},
+		{"date_from year 99999", "GET", "/ocpi/2.2.1/locations?date_from=99999-01-01T00:00:00Z", enc(tokenC), nil, 400, 2001, nil},
+		{"limit -1", "GET", "/ocpi/2.2.1/locations?limit=-1", enc(tokenC), nil, 400, 2001, nil},
+		{"offset beyond int64", "GET", "/ocpi/2.2.1/locations?offset=99999999999999999999", enc(tokenC), nil, 400, 2001, nil},
+		{"position of another secret", "GET", "/ocpi/2.2.1/locations?position=eyJvIjo3LCJuIjoxLCJpIjoiTE9DLTAwMDcifQ.c2lnbmF0dXJl", enc(tokenC), nil, 400, 2001, nil},
+		// what the REST API's hostile corpus sends, in OCPI's terms
+		{"empty Authorization", "GET", "/ocpi/versions", " ", nil, 401, 2000, nil},
+		{"Token without a token", "GET", "/ocpi/versions", "Token", nil, 401, 2000, nil},
+		{"token and more", "GET", "/ocpi/versions", enc(tokenC) + " extra", nil, 401, 2000, nil},
+		{"Basic scheme", "GET", "/ocpi/versions", "Basic dXNlcjpwYXNz", nil, 401, 2000, nil},
+		{"token as query parameter", "GET", "/ocpi/versions?token=" + tokenC, "", nil, 401, 2000, nil},
+		{"TRACE", "TRACE", "/ocpi/2.2.1/locations", enc(tokenC), nil, 405, 2000, nil},
+		{"DELETE the locations", "DELETE", "/ocpi/2.2.1/locations", enc(tokenC), nil, 405, 2000, nil},
+		{"EVSE uid -1", "GET", "/ocpi/2.2.1/locations/LOC-0001/-1", enc(tokenC), nil, 404, 2003, nil},
+		{"EVSE uid 1.5", "GET", "/ocpi/2.2.1/locations/LOC-0001/1.5", enc(tokenC), nil, 404, 2003, nil},
+		{"EVSE uid with NUL", "GET", "/ocpi/2.2.1/locations/LOC-0001/1001%00", enc(tokenC), nil, 400, 2001, nil},
+		{"connector -1", "GET", "/ocpi/2.2.1/locations/LOC-0001/1001/-1", enc(tokenC), nil, 404, 2003, nil},
+		{"connector beyond int64", "GET", "/ocpi/2.2.1/locations/LOC-0001/1001/999999999999999999999", enc(tokenC), nil, 404, 2003, nil},
+		{"location id over 36", "GET", "/ocpi/2.2.1/locations/" + strings.Repeat("A", 300), enc(tokenC), nil, 400, 2001, nil},
+		{"POST deep object nesting", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), deepObj, 400, 2001, nil},
+		{"POST duplicate url key", "POST", "/ocpi/2.2.1/credentials", enc(tokenA),
+			[]byte(`{"token": "t", "url": "https://x.example.com/versions", "url": "http://127.0.0.1/", "roles": []}`), 400, 2001, nil},
+		{"POST NaN", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), []byte(`{"token": NaN}`), 400, 2001, nil},
+		{"POST text/plain", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds(closed), 400, 2001, []string{"Content-Type", "text/plain"}},
+		{"POST multipart", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds(closed), 400, 2001,
+			[]string{"Content-Type", "multipart/form-data; boundary=x"}},
+		{"POST file URL", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds("file:///etc/passwd"), 400, 2001, nil},
+		{"POST gopher URL", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds("gopher://emsp.example.com:70/"), 400, 2001, nil},
+		{"POST javascript URL", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds("javascript:alert(1)"), 400, 2001, nil},
+		{"POST credentials in URL", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds("https://admin:admin@emsp.example.com/"), 400, 2001, nil},
+		{"POST URL over 255", "POST", "/ocpi/2.2.1/credentials", enc(tokenA), creds("https://emsp.example.com/" + strings.Repeat("a", 3000)), 400, 2001, nil},
+		{"limit=abc", "GET", "/ocpi/2.2.1/locations?limit=abc", enc(tokenC), nil, 400, 2001, nil},
+		{"limit=1.5", "GET", "/ocpi/2.2.1/locations?limit=1.5", enc(tokenC), nil, 400, 2001, nil},
+		{"limit twice", "GET", "/ocpi/2.2.1/locations?limit=1&limit=2", enc(tokenC), nil, 400, 2001, nil},
+		{"offset=abc", "GET", "/ocpi/2.2.1/locations?offset=abc", enc(tokenC), nil, 400, 2001, nil},
+		{"date_to garbage", "GET", "/ocpi/2.2.1/locations?date_to=%00%ff", enc(tokenC), nil, 400, 2001, nil},
+		{"position empty", "GET", "/ocpi/2.2.1/locations?position=", enc(tokenC), nil, 400, 2001, nil},
+		{"position tampered", "GET", "/ocpi/2.2.1/locations?position=" + tamper(position), enc(tokenC), nil, 400, 2001, nil},
 	} {
 		t.Run(h.name, func(t *testing.T) {
 			req, err := http.NewRequestWithContext(context.Background(), h.method, srv.Base+h.path, bytes.NewReader(h.body))
@@ -192,6 +234,9 @@ func TestHostileOCPI(t *testing.T) {
 			}
 			if h.body != nil {
 				req.Header.Set("Content-Type", "application/json")
+			}
+			for i := 0; i+1 < len(h.header); i += 2 {
+				req.Header.Set(h.header[i], h.header[i+1])
 			}
 			res, err := (&http.Client{Timeout: 15 * time.Second}).Do(req)
 			require.NoError(t, err)
