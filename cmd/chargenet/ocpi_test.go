@@ -116,3 +116,21 @@ func TestOCPICommands(t *testing.T) {
 	assert.Error(t, err)
 	assert.Empty(t, append(emsp.Violations(), hub.Violations()...))
 }
+
+// TestPublicURL: --public-url is the base of the URLs handed out, without a trailing
+// slash; without it, the URL --addr serves, with 127.0.0.1 for every interface.
+func TestPublicURL(t *testing.T) {
+	for _, c := range []struct{ addr, public, want string }{
+		{":8080", "", "http://127.0.0.1:8080"},
+		{"0.0.0.0:8080", "", "http://127.0.0.1:8080"},
+		{"[::]:8080", "", "http://127.0.0.1:8080"},
+		{"10.1.2.3:9000", "", "http://10.1.2.3:9000"},
+		{"[2001:db8::1]:9000", "", "http://[2001:db8::1]:9000"},
+		{"chargenet.internal:80", "", "http://chargenet.internal:80"},
+		{":8080", "https://chargenet.example.com/", "https://chargenet.example.com"},
+		{":8080", "https://chargenet.example.com/base", "https://chargenet.example.com/base"},
+	} {
+		cfg := config{Addr: c.addr, PublicURL: c.public}
+		assert.Equal(t, c.want, cfg.publicURL(), "--addr %q --public-url %q", c.addr, c.public)
+	}
+}
