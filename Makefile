@@ -17,7 +17,7 @@ OCPI_RELEASED_SPEC := openapi/released/ocpi-2.2.1/1.0.0.yaml
 DEV_KEY ?= dev-key-change-me-0123456789
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-scale bench-compare bench-eventlog
+.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-scale bench-compare bench-eventlog bench-ocpi
 
 all: build
 
@@ -87,6 +87,9 @@ bench-compare: ## reads, reads under writes and writes of make bench for two tre
 
 bench-eventlog: ## fill the event log with PATCHes, then page through it with limit 100: events per second (PG=1 adds PostgreSQL)
 	bench/eventlog.sh
+
+bench-ocpi: ## the OCPI rows of make bench alone, on SQLite: page rates, Link at depth, push lag (markdown on stdout)
+	bench/ocpi.sh
 
 bench-scale: ## import 1M locations and measure page latency at depth; writes bench/scale-results.md
 	bench/scale.sh

@@ -1,6 +1,7 @@
 package chargenet
 
 import (
+	"context"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -97,3 +98,52 @@ func validTimeZone(name string) bool {
 const maxCachedInvalidZones = 10000
 
 var timeZonesSize atomic.Int64
+
+// Site is a location with its EVSEs (ascending uid) and their connectors, read in one
+// snapshot: what an OCPI Location shows.
+type Site struct {
+	Location Location
+	EVSEs    []EVSE
+}
+
+// UpdateKey is a position in the locations ordered by LastUpdated, then ID.
+type UpdateKey struct {
+	LastUpdated time.Time
+	ID          string
+}
+
+// UpdateSeek describes one read of the locations, deleted ones included, ordered by
+// LastUpdated, then ID (bytewise): those whose LastUpdated is at or after From (when
+// not zero) and before To (when not zero), after the position After when HasAfter,
+// else after skipping Offset of them; at most Limit. A read after a position costs the
+// same at any depth; Offset costs what it skips.
+type UpdateSeek struct {
+	From, To time.Time
+	After    UpdateKey
+	HasAfter bool
+	Offset   int
+	Limit    int
+}
+
+// SiteReader reads the locations with their EVSEs, as the OCPI Locations module
+// serves them.
+type SiteReader interface {
+	// Site returns the location with this id, deleted or not, with its EVSEs and their
+	// connectors (deleted ones included). ErrNotFound if there is none.
+	Site(ctx context.Context, id string) (*Site, error)
+	// ListSites reads the locations seek selects, each with its EVSEs and their
+	// connectors, in one snapshot. The result is empty, not nil, past the end.
+	ListSites(ctx context.Context, seek UpdateSeek) ([]Site, error)
+	// CountSites counts the locations, deleted ones included, whose LastUpdated is at
+	// or after from and before to (each bound unless zero).
+	CountSites(ctx context.Context, from, to time.Time) (int, error)
+}
+
+// ReadMemo is implemented by a store that can keep the answer of a read for as long
+// as nothing changed the locations or the EVSEs: Memo returns the value read kept
+// under key, or calls read and keeps what it returns (size is its cost in bytes
+// against the store's read cache bound). A store without such a cache calls read every
+// time. Errors are read's; nothing is kept then.
+type ReadMemo interface {
+	Memo(ctx context.Context, key string, read func(ctx context.Context) (value any, size int, err error)) (any, error)
+}

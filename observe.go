@@ -50,13 +50,19 @@ func (h *CommitHook) Committed(op string, start time.Time, writes int) {
 	}
 }
 
-// OutboxStats describes the webhook deliveries waiting in a store's outbox.
+// OutboxStats describes the webhook deliveries and the OCPI pushes waiting in a
+// store's outbox.
 type OutboxStats struct {
-	// Pending counts the deliveries not yet made or given up to enabled webhooks.
+	// Pending counts the deliveries not yet made or given up to enabled webhooks of API
+	// keys.
 	Pending int64
 	// Oldest is when the change behind the oldest of them was committed; zero when
 	// Pending is 0.
 	Oldest time.Time
+	// PendingPushes and OldestPush are the same for the pushes to partners' Locations
+	// receivers.
+	PendingPushes int64
+	OldestPush    time.Time
 	// DisabledWebhooks counts the webhooks that are disabled (by their owner or
 	// because a receiver answered 410 Gone).
 	DisabledWebhooks int64
@@ -64,7 +70,7 @@ type OutboxStats struct {
 
 // Inspector reports on a store's own state, for readiness checks and metrics.
 type Inspector interface {
-	// OutboxStats counts the pending webhook deliveries and the disabled webhooks.
+	// OutboxStats counts the pending webhook deliveries and OCPI pushes, and the disabled webhooks.
 	// Errors are wrapped driver errors (ErrUnavailable when the database is down).
 	OutboxStats(ctx context.Context) (OutboxStats, error)
 	// MigrationHead returns the name of the last migration this program knows

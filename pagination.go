@@ -93,6 +93,28 @@ func (c *CursorCodec) encodeSeek(list string, key any, backward, inclusive bool)
 	return b64.EncodeToString(payload) + "." + b64.EncodeToString(c.sign(payload))
 }
 
+// Seal returns payload signed with the codec's secret, in the form of a cursor:
+// base64url(payload) "." base64url(HMAC-SHA256). Other opaque positions (the OCPI
+// Link's) use it, so that they survive restarts and pass between replicas as cursors do.
+func (c *CursorCodec) Seal(payload []byte) string {
+	return b64.EncodeToString(payload) + "." + b64.EncodeToString(c.sign(payload))
+}
+
+// Open returns the payload of s, made by Seal with the same secret; false when s is
+// malformed or was not signed with it.
+func (c *CursorCodec) Open(s string) ([]byte, bool) {
+	enc, sig, ok := strings.Cut(s, ".")
+	if !ok {
+		return nil, false
+	}
+	payload, err1 := b64.DecodeString(enc)
+	mac, err2 := b64.DecodeString(sig)
+	if err1 != nil || err2 != nil || !hmac.Equal(mac, c.sign(payload)) {
+		return nil, false
+	}
+	return payload, true
+}
+
 // badCursor is the invalid_cursor error about the cursor parameter, saying why.
 func badCursor(why string) error {
 	return Errorf(ErrInvalid, CodeInvalidCursor, "cursor", "query parameter \"cursor\": %s", why)

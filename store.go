@@ -29,9 +29,11 @@ import (
 type Store interface {
 	EVSEService
 	LocationService
+	SiteReader
 	WebhookService
 	EventLog
 	KeyService
+	PartnerService
 	IdempotencyService
 	EventAnnouncer
 	CommitReporter

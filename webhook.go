@@ -31,6 +31,10 @@ type Webhook struct {
 	PreviousSecretUntil time.Time
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
+	// Partner is the ID of the OCPI partner whose Locations RECEIVER this subscription
+	// is ("" for an API key's webhook): its deliveries are OCPI pushes made by
+	// the partner's rules (see PartnerService), not signed events.
+	Partner string
 }
 
 // Subscription is one event type a webhook receives, in one payload version.

@@ -17,6 +17,8 @@ DURATION=${DURATION:-5s}
 CONNS=${CONNS:-32}
 DEEP=${DEEP:-100000}
 WRITE_RATE=${WRITE_RATE:-1000}
+LAG_RATE=${LAG_RATE:-1000}
+LAG_DURATION=${LAG_DURATION:-10s}
 need_wrk
 build
 [[ -x $ROOT/tools/node_modules/.bin/prism ]] || (cd "$ROOT" && make -s tools-npm) || die "installing Prism failed"
@@ -48,7 +50,10 @@ INGEST[sqlite]=$(ingest_key "sqlite:$DB") || die "creating an ingest key failed"
 INGEST[pg]=$(ingest_key "$PGURL") || die "creating an ingest key failed"
 
 UPORT=$(free_port)
-SERVE_LOG=$OUT/serve-uncached.log serve "$DB" "$UPORT" --read-cache-mb 0 --webhook-dispatch=false
+# The servers of the OCPI rows answer OCPI as NL CNE, and read the bench's eMSP on
+# loopback during its registration (--webhook-allow-insecure).
+OCPI_FLAGS=(--ocpi-country-code NL --ocpi-party-id CNE --webhook-allow-insecure)
+SERVE_LOG=$OUT/serve-uncached.log serve "$DB" "$UPORT" --read-cache-mb 0 --webhook-dispatch=false "${OCPI_FLAGS[@]}"
 UNCACHED=http://127.0.0.1:$UPORT
 UNCACHED_PID=$SERVE_PID
 MPORT=$(free_port)
@@ -60,11 +65,11 @@ METRICS_PID=$SERVE_PID
 (while sleep 1; do curl -fsS -o /dev/null "http://$MADMIN/metrics" || exit 1; done) &
 PIDS+=($!)
 PORT=$(free_port)
-serve "$DB" "$PORT"
+serve "$DB" "$PORT" "${OCPI_FLAGS[@]}"
 FULL=http://127.0.0.1:$PORT
 FULL_PID=$SERVE_PID
 PGA_PORT=$(free_port)
-SERVE_LOG=$OUT/serve-pg-a.log serve_url "$PGURL" "$PGA_PORT"
+SERVE_LOG=$OUT/serve-pg-a.log serve_url "$PGURL" "$PGA_PORT" "${OCPI_FLAGS[@]}"
 PGA=http://127.0.0.1:$PGA_PORT
 PGA_PID=$SERVE_PID
 PGB_PORT=$(free_port)
@@ -72,6 +77,35 @@ SERVE_LOG=$OUT/serve-pg-b.log serve_url "$PGURL" "$PGB_PORT"
 PGB=http://127.0.0.1:$PGB_PORT
 PGB_PID=$SERVE_PID
 DEEP_CURSOR=$("$OUT/bin/tool" cursor "$SECRET" locations "$("$OUT/bin/tool" id $((DEEP - 25)))")
+
+# ocpi_token BASE DATABASE NAME: a partner registered through the OCPI handshake (token A
+# from `chargenet ocpi register`, then the bench's eMSP POSTs its credentials); prints
+# the credentials token it got, in Base64 as the Authorization header carries it.
+ocpi_token() {
+	local a c
+	a=$("$OUT/bin/chargenet" ocpi register --database "$2" --name "$3" --ocpi-country-code NL --ocpi-party-id CNE 2>/dev/null) ||
+		die "chargenet ocpi register failed"
+	c=$("$OUT/bin/tool" ocpi-register "$1/ocpi/versions" "$a") || die "the OCPI registration failed"
+	printf '%s' "$c" | base64 -w0
+}
+declare -A OCPI
+OCPI[sqlite]=$(ocpi_token "$FULL" "sqlite:$DB" bench-sqlite)
+OCPI[pg]=$(ocpi_token "$PGA" "$PGURL" bench-pg)
+# ocpi_path BASE STORE OFFSET: the path of the OCPI page at OFFSET as its Link names it
+# (with a position), read from the page before it.
+ocpi_path() {
+	local link
+	link=$("$OUT/bin/tool" ocpi-link "$1/ocpi/2.2.1/locations" "$(base64 -d <<<"${OCPI[$2]}")" "$(($3 - 100))" 100) ||
+		die "reading the Link at $3 failed"
+	echo "${link#"$1"}"
+}
+OCPI_DEEP=$(ocpi_path "$FULL" sqlite "$DEEP")
+OCPI_DEEP_PG=$(ocpi_path "$PGA" pg "$DEEP")
+[[ $OCPI_DEEP == *"offset=$DEEP&"* && $OCPI_DEEP == *position=* ]] || die "the Link at $DEEP is not what was expected: $OCPI_DEEP"
+# The demo locations, with their EVSEs, changed last: from their last_updated on, the
+# first page holds all 20 with EVSEs and 80 without.
+DEMO_FROM=$(curl -fsS -H "Authorization: Token ${OCPI[sqlite]}" "$FULL/ocpi/2.2.1/locations/LOC-0001" |
+	grep -o '"last_updated":"[^"]*"' | tail -1 | cut -d'"' -f4) || die "reading LOC-0001 over OCPI failed"
 
 CAP=$OUT/captured
 mkdir -p "$CAP"
@@ -175,6 +209,9 @@ endpoints=(
 	"patch|/v2/evses/1002/connectors/1|patch.lua|ceiling full pg"
 	"patch_spread|/v2/evses/1002/connectors/1|patch-spread.lua|full pg pg2"
 	"status|/internal/v1/chargeboxes/501/status-notifications|status.lua|full pg"
+	"ocpi_page|/ocpi/2.2.1/locations?limit=100|get-ocpi.lua|full uncached pg"
+	"ocpi_evses|/ocpi/2.2.1/locations?limit=100&date_from=$DEMO_FROM|get-ocpi.lua|full uncached pg"
+	"ocpi_deep|$OCPI_DEEP|get-ocpi.lua|full uncached pg"
 )
 say "wrk: $ROUNDS rounds x $DURATION per endpoint and target ($MIXED_ROUNDS of the mixed workload), $CONNS connections, 2 threads"
 for ((r = 1; r <= MIXED_ROUNDS; r++)); do
@@ -184,6 +221,20 @@ for ((r = 1; r <= MIXED_ROUNDS; r++)); do
 			((r > ROUNDS)) && [[ $t != *_w && $t != *_r ]] && continue
 			case $t in
 			ceiling) wrk_run "$name" ceiling "$r" "$CEIL$path" "$script" "$CONNS" "$DURATION" ;;
+			full | uncached | pg)
+				if [[ $name == ocpi_* ]]; then
+					store=sqlite
+					[[ $t == pg ]] && store=pg
+					p=$path
+					[[ $name == ocpi_deep && $t == pg ]] && p=$OCPI_DEEP_PG
+					base=$FULL pids=$FULL_PID
+					[[ $t == uncached ]] && base=$UNCACHED pids=$UNCACHED_PID
+					[[ $t == pg ]] && base=$PGA pids=$PGA_PID
+					OCPI_TOKEN=${OCPI[$store]} CPU_PIDS=$pids CPU_PG=$([[ $t == pg ]] && echo 1 || true) \
+						wrk_run "$name" "$t" "$r" "$base$p" "$script" "$CONNS" "$DURATION"
+					continue
+				fi
+				;;&
 			full)
 				# Metrics off (full) and on, back to back, in alternating order, on the
 				# endpoints of the metrics comparison.
@@ -215,6 +266,30 @@ for ((r = 1; r <= MIXED_ROUNDS; r++)); do
 		pgbench_run S "$r"
 		pgbench_run N "$r"
 	fi
+done
+# OCPI push lag: a partner with a Locations receiver (the bench's eMSP) registers, LAG_RATE
+# changes a second are made for LAG_DURATION, and each change's lag is the time from its
+# PATCH's answer to the first push that shows it to the receiver; the partner is
+# unregistered afterwards, so that nothing is pushed to it once it is gone. Recorded as
+# endpoint ocpi_lag: changes/s achieved, lag p50 and p99 in ms, changes lost or refused.
+say "OCPI push lag: $LAG_RATE changes/s for $LAG_DURATION, $ROUNDS rounds on each store"
+for ((r = 1; r <= ROUNDS; r++)); do
+	for store in sqlite pg; do
+		base=$FULL db="sqlite:$DB"
+		[[ $store == pg ]] && base=$PGA db=$PGURL
+		a=$("$OUT/bin/chargenet" ocpi register --database "$db" --name "lag-$store-$r" --ocpi-country-code NL --ocpi-party-id CNE 2>/dev/null) ||
+			die "chargenet ocpi register failed"
+		out=$("$OUT/bin/tool" ocpi-lag "$base" "$BENCH_KEY" "$base/ocpi/versions" "$a" "$LAG_RATE" "$LAG_DURATION" 60s) ||
+			die "tool ocpi-lag failed"
+		"$OUT/bin/chargenet" ocpi unregister --database "$db" --name "lag-$store-$r" >/dev/null 2>&1 ||
+			die "chargenet ocpi unregister failed"
+		IFS=$'\t' read -r n rate bad p50 p99 worst lost <<<"$out"
+		printf '  ocpi_lag %-6s round %s: %s changes, %s/s, lag p50 %s ms, p99 %s ms, max %s ms, refused %s, lost %s\n' \
+			"$store" "$r" "$n" "$rate" "$p50" "$p99" "$worst" "$bad" "$lost" >&2
+		target=full
+		[[ $store == pg ]] && target=pg
+		wrk_record ocpi_lag "$target" "$r" "$(printf '%s\t%s\t%s\t%s' "$rate" "$p50" "$p99" "$((bad + lost))")"
+	done
 done
 RSS=0
 for p in "$FULL_PID" "$UNCACHED_PID" "$METRICS_PID" "$PGA_PID" "$PGB_PID"; do

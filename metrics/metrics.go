@@ -40,6 +40,9 @@ type Metrics struct {
 	firstAttempt  prometheus.Histogram
 	notifications *prometheus.CounterVec
 
+	pushes  *prometheus.CounterVec
+	pushLag prometheus.Histogram
+
 	statuses [600]string // "100" ... "599", so that labelling a status allocates nothing
 }
 
@@ -74,9 +77,15 @@ func New() *Metrics {
 		Name:    "webhook_first_attempt_delay_seconds",
 		Help:    "Time from the commit of a change to the first attempt to deliver its event to a webhook.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}})
+	m.pushes = f.counterVec("ocpi_push_attempts_total",
+		"OCPI push attempts to partners' Locations receivers, by outcome (succeeded, failed).", "outcome")
+	m.pushLag = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace,
+		Name:    "ocpi_push_lag_seconds",
+		Help:    "Time from the commit of a change to a partner's acceptance of its OCPI push.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}})
 	m.notifications = f.counterVec("status_notifications_total",
 		"Charge-box status notifications ingested, by result (applied, stale, unknown_chargebox, invalid, failed).", "result")
-	m.reg.MustRegister(m.inFlight, m.rateLimited, m.firstAttempt,
+	m.reg.MustRegister(m.inFlight, m.rateLimited, m.firstAttempt, m.pushLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -190,6 +199,18 @@ func (m *Metrics) WebhookAttempt(outcome string, attempt int, sinceCommit time.D
 	}
 }
 
+// OCPIPush records one OCPI push attempt with its outcome; for a push the partner took,
+// sinceCommit is the time from the change's commit to the partner's answer.
+func (m *Metrics) OCPIPush(outcome string, sinceCommit time.Duration) {
+	if m == nil {
+		return
+	}
+	m.pushes.WithLabelValues(outcome).Inc()
+	if outcome == chargenet.OutcomeSucceeded {
+		m.pushLag.Observe(max(sinceCommit, 0).Seconds())
+	}
+}
+
 // Results of a status notification.
 const (
 	NotificationApplied          = "applied"           // newer than what was applied: EVSEs changed
@@ -270,6 +291,10 @@ var (
 		"Age of the change behind the oldest pending webhook delivery; 0 when none is pending.", nil, nil)
 	webhooksDisabled = prometheus.NewDesc(Namespace+"_webhook_disabled_subscriptions",
 		"Webhooks that are disabled, by their owner or after a receiver answered 410 Gone.", nil, nil)
+	pushesPending = prometheus.NewDesc(Namespace+"_ocpi_pending_pushes",
+		"OCPI pushes waiting in the outbox for partners' Locations receivers (due or scheduled for a retry).", nil, nil)
+	pushOldest = prometheus.NewDesc(Namespace+"_ocpi_oldest_pending_push_age_seconds",
+		"Age of the change behind the oldest pending OCPI push; 0 when none is pending.", nil, nil)
 	outboxUp = prometheus.NewDesc(Namespace+"_webhook_outbox_stats_up",
 		"1 when the outbox could be read for this scrape, 0 when the store failed.", nil, nil)
 )
@@ -285,6 +310,8 @@ func (c *outboxCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- outboxPending
 	ch <- outboxOldest
 	ch <- webhooksDisabled
+	ch <- pushesPending
+	ch <- pushOldest
 	ch <- outboxUp
 }
 
@@ -304,6 +331,12 @@ func (c *outboxCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(outboxPending, prometheus.GaugeValue, float64(s.Pending))
 	ch <- prometheus.MustNewConstMetric(outboxOldest, prometheus.GaugeValue, age)
 	ch <- prometheus.MustNewConstMetric(webhooksDisabled, prometheus.GaugeValue, float64(s.DisabledWebhooks))
+	pushAge := 0.0
+	if s.PendingPushes > 0 && !s.OldestPush.IsZero() {
+		pushAge = max(c.now().Sub(s.OldestPush).Seconds(), 0)
+	}
+	ch <- prometheus.MustNewConstMetric(pushesPending, prometheus.GaugeValue, float64(s.PendingPushes))
+	ch <- prometheus.MustNewConstMetric(pushOldest, prometheus.GaugeValue, pushAge)
 }
 
 var (

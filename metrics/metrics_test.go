@@ -105,6 +105,7 @@ func TestNilMetrics(t *testing.T) {
 		m.Refused(chargenet.CodeRateLimited)
 		m.Commit("x", time.Second, 1)
 		m.WebhookAttempt(chargenet.OutcomeSucceeded, 1, time.Second)
+		m.OCPIPush(chargenet.OutcomeSucceeded, time.Second)
 		m.StatusNotification(metrics.NotificationApplied)
 		m.ObserveStore(&fakeStore{}, time.Second)
 		m.ObserveReadiness(nil, time.Second)
@@ -112,4 +113,52 @@ func TestNilMetrics(t *testing.T) {
 		op.Begin()
 		op.Done(200, time.Second)
 	})
+}
+
+// TestOCPIPushes: the pending OCPI pushes and their age sit beside the webhook
+// deliveries, counted apart from them; every push attempt counts by outcome, and a
+// push the partner took records its lag from the commit.
+func TestOCPIPushes(t *testing.T) {
+	s := &fakeStore{stats: chargenet.OutboxStats{Pending: 1, Oldest: time.Now().Add(-time.Second),
+		PendingPushes: 3, OldestPush: time.Now().Add(-2 * time.Minute)}}
+	m := metrics.New()
+	m.ObserveStore(s, time.Second)
+	m.OCPIPush(chargenet.OutcomeSucceeded, 300*time.Millisecond)
+	m.OCPIPush(chargenet.OutcomeSucceeded, -time.Second) // a clock step: counted as 0
+	m.OCPIPush(chargenet.OutcomeFailed, time.Hour)
+
+	require.NoError(t, testutil.GatherAndCompare(m.Registry(), strings.NewReader(`
+# HELP chargenet_ocpi_pending_pushes OCPI pushes waiting in the outbox for partners' Locations receivers (due or scheduled for a retry).
+# TYPE chargenet_ocpi_pending_pushes gauge
+chargenet_ocpi_pending_pushes 3
+# HELP chargenet_webhook_pending_deliveries Webhook deliveries waiting in the outbox for enabled webhooks (due or scheduled for a retry).
+# TYPE chargenet_webhook_pending_deliveries gauge
+chargenet_webhook_pending_deliveries 1
+# HELP chargenet_ocpi_push_attempts_total OCPI push attempts to partners' Locations receivers, by outcome (succeeded, failed).
+# TYPE chargenet_ocpi_push_attempts_total counter
+chargenet_ocpi_push_attempts_total{outcome="failed"} 1
+chargenet_ocpi_push_attempts_total{outcome="succeeded"} 2
+`), "chargenet_ocpi_pending_pushes", "chargenet_webhook_pending_deliveries", "chargenet_ocpi_push_attempts_total"))
+
+	families, err := m.Registry().Gather()
+	require.NoError(t, err)
+	var age float64
+	var lagCount uint64
+	var lagSum float64
+	for _, f := range families {
+		switch f.GetName() {
+		case "chargenet_ocpi_oldest_pending_push_age_seconds":
+			age = f.GetMetric()[0].GetGauge().GetValue()
+		case "chargenet_ocpi_push_lag_seconds":
+			h := f.GetMetric()[0].GetHistogram()
+			lagCount, lagSum = h.GetSampleCount(), h.GetSampleSum()
+		}
+	}
+	assert.InDelta(t, 120, age, 5, "the oldest push is two minutes old")
+	assert.Equal(t, uint64(2), lagCount, "only pushes the partner took have a lag")
+	assert.InDelta(t, 0.3, lagSum, 1e-9)
+
+	problems, err := testutil.GatherAndLint(m.Registry())
+	require.NoError(t, err)
+	assert.Empty(t, problems)
 }

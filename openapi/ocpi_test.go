@@ -23,7 +23,7 @@ func TestOCPISpecIsValid(t *testing.T) {
 	doc := load(t, openapi.OCPISpec)
 	require.NoError(t, doc.Validate(context.Background(), openapi3.EnableExamplesValidation()))
 	assert.Equal(t, "3.0.3", doc.OpenAPI)
-	assert.Equal(t, "1.0.0", doc.Info.Version)
+	assert.Equal(t, "1.1.0", doc.Info.Version)
 	assert.Contains(t, doc.Info.Title, "OCPI 2.2.1")
 }
 

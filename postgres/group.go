@@ -86,11 +86,13 @@ const (
 	// (so their seq numbers follow it).
 	groupEventsInsert = `INSERT INTO events (id, type, occurred_at, data, traceparent, actor) ` +
 		`SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[])`
-	// groupFanOut queues the events of a group ($1 ids, $2 times, $3 types) for every
-	// webhook subscribed to their types, in one statement, event by event.
-	groupFanOut = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
-		`SELECT u.id, w.webhook_id, w.api_version, u.at ` +
-		`FROM unnest($1::text[], $2::timestamptz[], $3::text[]) WITH ORDINALITY AS u(id, at, type, n) ` +
+	// groupFanOut queues the events of a group ($1 ids, $2 times, $3 types, $4
+	// subjects) for every webhook subscribed to their types, a push to a partner with
+	// the event's subject, in one statement, event by event.
+	groupFanOut = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at, subject) ` +
+		`SELECT u.id, w.webhook_id, w.api_version, u.at, ` +
+		`CASE WHEN w.api_version = '` + chargenet.PushAPIVersion + `' THEN u.subject END ` +
+		`FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[]) WITH ORDINALITY AS u(id, at, type, subject, n) ` +
 		`JOIN webhook_event_types w ON w.type = u.type ORDER BY u.n, w.webhook_id`
 	// groupNotifyQuery notifies deliveriesChannel when the events of a group (ids $1)
 	// queued a delivery.
@@ -253,12 +255,14 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, loca
 	}
 	if n := len(events); n > 0 {
 		ids, types, data, tps, actors := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		subjects := make([]string, n)
 		ats := make([]time.Time, n)
 		for i, ev := range events {
 			ids[i], types[i], ats[i], data[i], tps[i], actors[i] = ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), ev.TraceParent, ev.Actor
+			subjects[i] = chargenet.EventSubject(&ev)
 		}
 		b.Queue(groupEventsInsert, ids, types, ats, data, tps, actors)
-		b.Queue(groupFanOut, ids, ats, types).Exec(func(tag pgconn.CommandTag) error {
+		b.Queue(groupFanOut, ids, ats, types, subjects).Exec(func(tag pgconn.CommandTag) error {
 			queued = tag.RowsAffected() > 0
 			return nil
 		})

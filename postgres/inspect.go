@@ -16,22 +16,27 @@ var (
 	_ chargenet.PoolReporter   = (*Store)(nil)
 )
 
-// OutboxStats counts the deliveries waiting for enabled webhooks, finds when the change
-// behind the oldest was committed, and counts the disabled webhooks, in one statement.
-// Errors are wrapped driver errors, wrapping chargenet.ErrUnavailable if the database
-// cannot be reached.
+// OutboxStats counts the deliveries waiting for enabled webhooks and the pushes
+// waiting for partners, finds when the change behind the oldest of each was committed,
+// and counts the disabled webhooks, in one statement. Errors are wrapped driver errors,
+// wrapping chargenet.ErrUnavailable if the database cannot be reached.
 func (s *Store) OutboxStats(ctx context.Context) (chargenet.OutboxStats, error) {
 	var out chargenet.OutboxStats
-	var oldest pgtype.Timestamptz
+	var oldest, oldestPush pgtype.Timestamptz
+	const pending = `FROM outbox o JOIN webhooks w ON w.id = o.webhook_id JOIN events e ON e.id = o.event_id WHERE w.enabled AND `
 	err := s.pool.QueryRow(ctx, `SELECT `+
-		`(SELECT count(*) FROM outbox o JOIN webhooks w ON w.id = o.webhook_id WHERE w.enabled), `+
-		`(SELECT min(e.occurred_at) FROM outbox o JOIN webhooks w ON w.id = o.webhook_id JOIN events e ON e.id = o.event_id WHERE w.enabled), `+
-		`(SELECT count(*) FROM webhooks WHERE NOT enabled)`).Scan(&out.Pending, &oldest, &out.DisabledWebhooks)
+		`(SELECT count(*) `+pending+`w.partner_id IS NULL), (SELECT min(e.occurred_at) `+pending+`w.partner_id IS NULL), `+
+		`(SELECT count(*) `+pending+`w.partner_id IS NOT NULL), (SELECT min(e.occurred_at) `+pending+`w.partner_id IS NOT NULL), `+
+		`(SELECT count(*) FROM webhooks WHERE NOT enabled)`).Scan(&out.Pending, &oldest, &out.PendingPushes, &oldestPush,
+		&out.DisabledWebhooks)
 	if err != nil {
 		return out, s.wrap("outbox stats", err)
 	}
 	if oldest.Valid {
 		out.Oldest = oldest.Time
+	}
+	if oldestPush.Valid {
+		out.OldestPush = oldestPush.Time
 	}
 	return out, nil
 }

@@ -14,7 +14,7 @@ import (
 
 const (
 	webhookColumns = `id, owner, url, description, enabled, disabled_reason, secret, previous_secret, ` +
-		`previous_secret_until, created_at, updated_at`
+		`previous_secret_until, created_at, updated_at, partner_id`
 
 	// insertEventQuery stores an event in the log (its xid and seq are the columns'
 	// defaults); its parameters are id, type, time, data and traceparent.
@@ -23,14 +23,18 @@ const (
 	// notifyQuery wakes the dispatchers of every replica (see listen.go) when the
 	// transaction that runs it commits.
 	notifyQuery = `SELECT pg_notify('` + deliveriesChannel + `', '')`
-	// fanOutQuery queues an event for every webhook subscribed to its type; its
-	// parameters are the event id, the due time and the type.
-	fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
-		`SELECT $1::text, webhook_id, api_version, $2::timestamptz FROM webhook_event_types WHERE type = $3::text`
+	// fanOutQuery queues an event for every webhook subscribed to its type, a push to a
+	// partner (chargenet.PushAPIVersion) with the event's subject, which orders it; its
+	// parameters are the event id, the due time, the type and the subject.
+	fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at, subject) ` +
+		`SELECT $1::text, webhook_id, api_version, $2::timestamptz, ` +
+		`CASE WHEN api_version = '` + chargenet.PushAPIVersion + `' THEN $4::text END FROM webhook_event_types WHERE type = $3::text`
 
 	// claimQuery leases the due deliveries and reads them with their events and
 	// webhooks, in one statement; its parameters are the lease's end, now and the
-	// limit. FOR UPDATE OF o SKIP LOCKED makes concurrent claimers (replicas) pass over
+	// limit. A push to a partner is claimed only when no earlier push of its subject
+	// waits for that partner (leased, or due later): a partner gets the pushes of one
+	// location in order. FOR UPDATE OF o SKIP LOCKED makes concurrent claimers (replicas) pass over
 	// the rows another one is leasing instead of waiting for it or taking them too; a row
 	// another claimer leased and committed meanwhile is re-checked against the lease
 	// condition, so it is not taken either.
@@ -38,11 +42,13 @@ const (
 		`UPDATE outbox SET leased_until = $1, attempts = attempts + 1 WHERE id IN (` +
 		`SELECT o.id FROM outbox o JOIN webhooks w ON w.id = o.webhook_id ` +
 		`WHERE o.next_attempt_at <= $2 AND (o.leased_until IS NULL OR o.leased_until <= $2) AND w.enabled ` +
+		`AND (o.subject IS NULL OR NOT EXISTS (SELECT 1 FROM outbox p WHERE p.webhook_id = o.webhook_id ` +
+		`AND p.subject = o.subject AND p.id < o.id)) ` +
 		`ORDER BY o.next_attempt_at, o.id LIMIT $3 FOR UPDATE OF o SKIP LOCKED) ` +
 		`RETURNING id, event_id, webhook_id, api_version, attempts, next_attempt_at) ` +
 		`SELECT c.id, c.api_version, c.attempts, ev.id, ev.type, ev.occurred_at, ev.data, ev.traceparent, ` +
 		`w.id, w.owner, w.url, w.description, w.enabled, w.disabled_reason, w.secret, w.previous_secret, ` +
-		`w.previous_secret_until, w.created_at, w.updated_at ` +
+		`w.previous_secret_until, w.created_at, w.updated_at, w.partner_id ` +
 		`FROM claimed c JOIN events ev ON ev.id = c.event_id JOIN webhooks w ON w.id = c.webhook_id ` +
 		`ORDER BY c.next_attempt_at, c.id`
 
@@ -85,7 +91,7 @@ func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (qu
 		if _, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, at, string(ev.Data), tp, ev.Actor); err != nil {
 			return false, err
 		}
-		tag, err := tx.Exec(ctx, fanOutQuery, ev.ID, at, ev.Type)
+		tag, err := tx.Exec(ctx, fanOutQuery, ev.ID, at, ev.Type, chargenet.EventSubject(&ev))
 		if err != nil {
 			return false, err
 		}
@@ -103,17 +109,19 @@ func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (qu
 type webhookRow struct {
 	w         chargenet.Webhook
 	prevUntil pgtype.Timestamptz
+	partner   pgtype.Text
 }
 
 func (r *webhookRow) dest() []any {
 	return []any{&r.w.ID, &r.w.Owner, &r.w.URL, &r.w.Description, &r.w.Enabled, &r.w.DisabledReason, &r.w.Secret,
-		&r.w.PreviousSecret, &r.prevUntil, &r.w.CreatedAt, &r.w.UpdatedAt}
+		&r.w.PreviousSecret, &r.prevUntil, &r.w.CreatedAt, &r.w.UpdatedAt, &r.partner}
 }
 
 // webhook returns the webhook read, without subscriptions (nil).
 func (r *webhookRow) webhook() chargenet.Webhook {
 	w := r.w
 	w.CreatedAt, w.UpdatedAt = w.CreatedAt.UTC(), w.UpdatedAt.UTC()
+	w.Partner = r.partner.String
 	w.PreviousSecretUntil = time.Time{}
 	if r.prevUntil.Valid {
 		w.PreviousSecretUntil = r.prevUntil.Time.UTC()
@@ -209,10 +217,10 @@ func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook, idem *c
 		if err := claimKey(ctx, tx, idem, w.CreatedAt); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `INSERT INTO webhooks (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) `+
+		tag, err := tx.Exec(ctx, `INSERT INTO webhooks (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) `+
 			`ON CONFLICT (id) DO NOTHING`,
 			w.ID, w.Owner, w.URL, w.Description, w.Enabled, w.DisabledReason, w.Secret, w.PreviousSecret,
-			nullTime(w.PreviousSecretUntil), stamp(w.CreatedAt), stamp(w.UpdatedAt))
+			nullTime(w.PreviousSecretUntil), stamp(w.CreatedAt), stamp(w.UpdatedAt), pgtype.Text{String: w.Partner, Valid: w.Partner != ""})
 		if err != nil {
 			return err
 		}

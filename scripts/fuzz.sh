@@ -21,6 +21,9 @@ targets=(
 	"./server:FuzzInventoryWrite"
 	"./server:FuzzWebhookTools"
 	"./server:FuzzDuplicateKey"
+	"./server:FuzzOCPICredentials"
+	"./server:FuzzOCPILocations"
+	"./server:FuzzOCPIAuthorization"
 )
 summary=()
 # corpus_files lists the inputs saved for a target (a finding writes a new one).

@@ -53,6 +53,21 @@ func newObserver(m *metrics.Metrics, tracer trace.Tracer) (*observer, error) {
 			o.ops[routeKey{method, echoPath(path)}] = &observedOp{name: op.OperationID, metrics: m.Operation(op.OperationID)}
 		}
 	}
+	// The OCPI operations chargenet serves, named "ocpi." and their operationId: some
+	// operationIds (getLocation, getEvse) are the main contract's too.
+	ocpiDoc, err := openapi3.NewLoader().LoadFromData(openapi.OCPISpec)
+	if err != nil {
+		return nil, fmt.Errorf("reading the OCPI contract's operations: %w", err)
+	}
+	for path, item := range ocpiDoc.Paths.Map() {
+		if !isOCPIPath(path) {
+			continue
+		}
+		for method, op := range item.Operations() {
+			name := "ocpi." + op.OperationID
+			o.ops[routeKey{method, echoPath(path)}] = &observedOp{name: name, metrics: m.Operation(name)}
+		}
+	}
 	return o, nil
 }
 

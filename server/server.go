@@ -20,6 +20,7 @@ import (
 	"github.com/chargenet/chargenet/health"
 	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/metrics"
+	"github.com/chargenet/chargenet/ocpi"
 	"github.com/chargenet/chargenet/openapi"
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/trace"
@@ -60,6 +61,9 @@ type Config struct {
 	// Readiness runs the checks of /readyz; nil checks the store alone (a process
 	// without a webhook dispatcher).
 	Readiness *health.Checker
+	// OCPI, when set, is served under /ocpi (see registerOCPI); nil serves nothing there
+	// (404).
+	OCPI *ocpi.Service
 }
 
 // Server implements the contract's operations over a Store.
@@ -175,6 +179,20 @@ func New(cfg Config) (*echo.Echo, error) {
 	}
 	api := e.Group("", validate...)
 	gen.RegisterHandlers(api, gen.NewStrictHandler(s, nil))
+	if cfg.OCPI != nil {
+		allowed, err := registerOCPI(e, cfg.OCPI, cfg.BodyLimit, cfg.Now)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		rest := e.HTTPErrorHandler
+		e.HTTPErrorHandler = func(err error, c echo.Context) {
+			if c.Response().Committed || !isOCPIPath(c.Request().URL.Path) {
+				rest(err, c)
+				return
+			}
+			writeOCPIError(cfg.Logger, allowed, c, err)
+		}
+	}
 	// Paths outside the contract still get the contract's error body from the validator.
 	notFound := v.middleware(func(echo.Context) error { return echo.ErrNotFound })
 	if cfg.Metrics != nil {

@@ -315,13 +315,13 @@ func firstSeqAt(ctx context.Context, q rowQuerier, at string) (int64, error) {
 }
 
 // insertEventsQuery stores n events in the log; its parameters are seq, id, type, time,
-// data, traceparent, high water (migration 0015) and actor of each (see
-// Store.insertEvents).
+// data, traceparent, high water (migration 0015), actor (migration 0021) and subject
+// (migration 0023) of each (see Store.insertEvents).
 // The values are plain parameters: a statement whose VALUES read the table it writes
 // has SQLite compute all of them into a temporary table before it inserts the first row.
 func insertEventsQuery(n int) string {
-	return `INSERT INTO events (seq, id, type, occurred_at, data, traceparent, hw, actor) VALUES ` +
-		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?), `, n), ", ")
+	return `INSERT INTO events (seq, id, type, occurred_at, data, traceparent, hw, actor, subject) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, ?), `, n), ", ")
 }
 
 // logEndQuery reads the high water of the newest event (empty for an empty log) and the
@@ -358,8 +358,8 @@ func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargene
 // write lock), in as few statements as insertBatches allow, numbered in their order
 // after the end of the log (logEndQuery), each with its high water (migration 0015): the
 // latest time of the event, of the events before it in the call and of the newest
-// logged before the call. It encodes each event's Payload into its Data (package
-// wire). It returns the seq before the first.
+// logged before the call, and its subject (chargenet.EventSubject). It encodes each
+// event's Payload into its Data (package wire). It returns the seq before the first.
 func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []chargenet.Event) (first int64, err error) {
 	if err := wire.EncodeEvents(events); err != nil {
 		return 0, err
@@ -369,7 +369,7 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []chargenet
 		return 0, err
 	}
 	seq := first
-	args := make([]any, 0, 8*insertBatches[0])
+	args := make([]any, 0, 9*insertBatches[0])
 	for rest, i := events, 0; len(rest) > 0; i++ {
 		size := insertBatches[i]
 		if size > len(rest) {
@@ -384,7 +384,7 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []chargenet
 			at := formatTime(ev.Time)
 			hw = max(hw, at)
 			seq++
-			args = append(args, seq, ev.ID, ev.Type, at, string(ev.Data), tp, hw, ev.Actor)
+			args = append(args, seq, ev.ID, ev.Type, at, string(ev.Data), tp, hw, ev.Actor, chargenet.EventSubject(&ev))
 		}
 		st, err := s.writes.get(ctx, insertEventsQuery(size))
 		if err != nil {
@@ -415,7 +415,9 @@ func scanIDs(rows *sql.Rows) ([]any, error) {
 
 // fanOutQuery queues the events with seq above its parameter (those a transaction
 // just stored) for every webhook subscribed to their types, due at their times, in
-// log order.
-const fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
-	`SELECT e.id, w.webhook_id, w.api_version, e.occurred_at FROM events e ` +
+// log order; a push to a partner (chargenet.PushAPIVersion) with the event's subject,
+// which orders it.
+const fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at, subject) ` +
+	`SELECT e.id, w.webhook_id, w.api_version, e.occurred_at, ` +
+	`CASE WHEN w.api_version = '` + chargenet.PushAPIVersion + `' THEN e.subject END FROM events e ` +
 	`JOIN webhook_event_types w ON w.type = e.type WHERE e.seq > ? ORDER BY e.seq, w.webhook_id`

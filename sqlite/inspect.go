@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/chargenet/chargenet"
 )
@@ -16,22 +17,30 @@ var (
 	_ chargenet.ReadCacheStats = (*Store)(nil)
 )
 
-// OutboxStats counts the deliveries waiting for enabled webhooks, finds when the change
-// behind the oldest was committed, and counts the disabled webhooks, in one read
-// snapshot. Errors are wrapped driver errors.
+// OutboxStats counts the deliveries waiting for enabled webhooks and the pushes
+// waiting for partners, finds when the change behind the oldest of each was committed,
+// and counts the disabled webhooks, in one read snapshot. Errors are wrapped driver
+// errors.
 func (s *Store) OutboxStats(ctx context.Context) (chargenet.OutboxStats, error) {
 	var out chargenet.OutboxStats
-	var oldest sql.NullString
+	var oldest, oldestPush sql.NullString
+	const pending = `FROM outbox o JOIN webhooks w ON w.id = o.webhook_id JOIN events e ON e.id = o.event_id WHERE w.enabled AND `
 	err := s.read.QueryRowContext(ctx, `SELECT `+
-		`(SELECT count(*) FROM outbox o JOIN webhooks w ON w.id = o.webhook_id WHERE w.enabled), `+
-		`(SELECT min(e.occurred_at) FROM outbox o JOIN webhooks w ON w.id = o.webhook_id JOIN events e ON e.id = o.event_id WHERE w.enabled), `+
-		`(SELECT count(*) FROM webhooks WHERE NOT enabled)`).Scan(&out.Pending, &oldest, &out.DisabledWebhooks)
+		`(SELECT count(*) `+pending+`w.partner_id IS NULL), (SELECT min(e.occurred_at) `+pending+`w.partner_id IS NULL), `+
+		`(SELECT count(*) `+pending+`w.partner_id IS NOT NULL), (SELECT min(e.occurred_at) `+pending+`w.partner_id IS NOT NULL), `+
+		`(SELECT count(*) FROM webhooks WHERE NOT enabled)`).Scan(&out.Pending, &oldest, &out.PendingPushes, &oldestPush,
+		&out.DisabledWebhooks)
 	if err != nil {
 		return out, wrap("outbox stats", err)
 	}
-	if oldest.Valid {
-		if out.Oldest, err = parseTime(oldest.String); err != nil {
-			return out, wrap("outbox stats", err)
+	for _, t := range []struct {
+		s   sql.NullString
+		out *time.Time
+	}{{oldest, &out.Oldest}, {oldestPush, &out.OldestPush}} {
+		if t.s.Valid {
+			if *t.out, err = parseTime(t.s.String); err != nil {
+				return out, wrap("outbox stats", err)
+			}
 		}
 	}
 	return out, nil

@@ -55,6 +55,8 @@ type readCache struct {
 	pages     map[chargenet.Seek[string]][]string // the ids of each page
 	inPages   map[string]int                      // how many pages hold each id
 	locations map[string][]byte                   // the JSON of locations of the pages
+	memoBytes int                                 // of which in memos
+	memos     map[string]memoEntry
 
 	hits, misses atomic.Uint64
 	reencoded    atomic.Uint64 // locations of cached pages encoded again by a sync
@@ -86,6 +88,12 @@ type locationEncoder func(ctx context.Context, ids []string) (map[string][]byte,
 type evseDocEntry struct {
 	doc     []byte
 	version int64
+}
+
+// memoEntry is a value kept by Store.Memo, with the bytes it counts for.
+type memoEntry struct {
+	value any
+	size  int
 }
 
 // cacheView is what a reader saw when it probed the cache: the header and the epoch.
@@ -167,6 +175,10 @@ func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 			}
 			c.putLocationLocked(l.id, doc)
 		}
+		if ch.locationPos != c.gen || ch.evsePos != c.seq {
+			c.size -= c.memoBytes
+			c.memos, c.memoBytes = nil, 0
+		}
 	}
 	c.at, c.gen, c.seq, c.synced = v, ch.locationPos, ch.evsePos, true
 	return cacheView{at: v, epoch: c.epoch}, true
@@ -215,6 +227,7 @@ func (c *readCache) setLimit(limit int) {
 func (c *readCache) resetLocked() {
 	c.size, c.evses = 0, nil
 	c.pageBytes, c.pages, c.inPages, c.locations = 0, nil, nil, nil
+	c.memoBytes, c.memos = 0, nil
 }
 
 // dropPagesLocked drops every page and location JSON.
@@ -322,6 +335,36 @@ func (c *readCache) putPage(v cacheView, seek chargenet.Seek[string], docs []cha
 		c.inPages[d.ID]++
 		c.putLocationLocked(d.ID, d.JSON)
 	}
+}
+
+// memo returns the value kept under key if it may be served to view v.
+func (c *readCache) memo(v cacheView, key string) (any, bool) {
+	c.mu.Lock()
+	m, ok := c.memos[key]
+	ok = ok && c.servableLocked(v)
+	c.mu.Unlock()
+	c.count(ok)
+	return m.value, ok
+}
+
+// putMemo keeps what a read begun with view v returned for key; size is what it counts
+// for.
+func (c *readCache) putMemo(v cacheView, key string, value any, size int) {
+	n := size + len(key) + 64
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.makeRoomLocked(v, n) {
+		return
+	}
+	if c.memos == nil {
+		c.memos = make(map[string]memoEntry)
+	}
+	if old, ok := c.memos[key]; ok {
+		c.size -= old.size
+		c.memoBytes -= old.size
+	}
+	c.memos[key] = memoEntry{value: value, size: n}
+	c.memoBytes += n
 }
 
 // makeRoomLocked prepares the cache to take n bytes read with view v: it refuses when a

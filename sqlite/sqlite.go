@@ -492,3 +492,11 @@ func nullTime(t time.Time) any {
 	}
 	return formatTime(t)
 }
+
+// nullString returns s, or NULL when s is empty.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

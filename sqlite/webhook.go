@@ -11,7 +11,7 @@ import (
 
 // webhookColumns are the columns of a webhook row, in the order webhookRow scans them.
 const webhookColumns = `id, owner, url, description, enabled, disabled_reason, secret, previous_secret, ` +
-	`previous_secret_until, created_at, updated_at`
+	`previous_secret_until, created_at, updated_at, partner_id`
 
 func webhookNotFound(id string) error {
 	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "webhookId", "webhook with webhookId %s not found", id)
@@ -22,16 +22,17 @@ type webhookRow struct {
 	enabled          bool
 	prevUntil        sql.NullString
 	created, updated string
+	partner          sql.NullString
 }
 
 func (r *webhookRow) dest() []any {
 	return []any{&r.w.ID, &r.w.Owner, &r.w.URL, &r.w.Description, &r.enabled, &r.w.DisabledReason, &r.w.Secret,
-		&r.w.PreviousSecret, &r.prevUntil, &r.created, &r.updated}
+		&r.w.PreviousSecret, &r.prevUntil, &r.created, &r.updated, &r.partner}
 }
 
 func (r *webhookRow) webhook() (chargenet.Webhook, error) {
 	w := r.w
-	w.Enabled = r.enabled
+	w.Enabled, w.Partner = r.enabled, r.partner.String
 	var err error
 	if w.CreatedAt, err = parseTime(r.created); err != nil {
 		return w, err
@@ -141,9 +142,9 @@ func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook, idem *c
 		if !w.PreviousSecretUntil.IsZero() {
 			prevUntil = formatTime(w.PreviousSecretUntil)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO webhooks (`+webhookColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhooks (`+webhookColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			w.ID, w.Owner, w.URL, w.Description, w.Enabled, w.DisabledReason, w.Secret, w.PreviousSecret, prevUntil,
-			formatTime(w.CreatedAt), formatTime(w.UpdatedAt)); err != nil {
+			formatTime(w.CreatedAt), formatTime(w.UpdatedAt), nullString(w.Partner)); err != nil {
 			if constraintCode(err) != 0 {
 				return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, "id", "a webhook with id %s already exists", w.ID)
 			}
@@ -302,7 +303,9 @@ func (s *Store) ListDeliveryAttempts(ctx context.Context, owner, webhookID strin
 }
 
 // ClaimDeliveries leases up to limit due deliveries of enabled webhooks until now +
-// lease, in one write transaction, and returns them with their events and webhooks.
+// lease, in one write transaction, and returns them with their events and webhooks. A
+// push to a partner is claimed only when no earlier push of its subject waits for that
+// partner (leased, or due later): a partner gets the pushes of one location in order.
 // Errors are wrapped driver errors.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]chargenet.Delivery, error) {
 	var out []chargenet.Delivery
@@ -310,7 +313,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, l
 		nowS := formatTime(now)
 		rows, err := tx.QueryContext(ctx, `UPDATE outbox SET leased_until = ?, attempts = attempts + 1 WHERE id IN (`+
 			`SELECT o.id FROM outbox o JOIN webhooks w ON w.id = o.webhook_id WHERE o.next_attempt_at <= ? `+
-			`AND (o.leased_until IS NULL OR o.leased_until <= ?) AND w.enabled ORDER BY o.next_attempt_at, o.id LIMIT ?) `+
+			`AND (o.leased_until IS NULL OR o.leased_until <= ?) AND w.enabled `+
+			`AND (o.subject IS NULL OR NOT EXISTS (SELECT 1 FROM outbox p WHERE p.webhook_id = o.webhook_id `+
+			`AND p.subject = o.subject AND p.id < o.id)) ORDER BY o.next_attempt_at, o.id LIMIT ?) `+
 			`RETURNING id`, formatTime(now.Add(lease)), nowS, nowS, limit)
 		if err != nil {
 			return err

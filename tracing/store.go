@@ -301,3 +301,41 @@ func (s *store) RotateAPIKey(ctx context.Context, name string, r chargenet.KeyRo
 	end(err)
 	return k, err
 }
+
+func (s *store) Site(ctx context.Context, id string) (*chargenet.Site, error) {
+	ctx, end := s.start(ctx, "Site")
+	out, err := s.Store.Site(ctx, id)
+	end(err)
+	return out, err
+}
+
+func (s *store) ListSites(ctx context.Context, seek chargenet.UpdateSeek) ([]chargenet.Site, error) {
+	ctx, end := s.start(ctx, "ListSites")
+	out, err := s.Store.ListSites(ctx, seek)
+	end(err)
+	return out, err
+}
+
+func (s *store) CountSites(ctx context.Context, from, to time.Time) (int, error) {
+	ctx, end := s.start(ctx, "CountSites")
+	n, err := s.Store.CountSites(ctx, from, to)
+	end(err)
+	return n, err
+}
+
+func (s *store) PartnerByToken(ctx context.Context, hash [sha256.Size]byte) (*chargenet.Partner, bool, error) {
+	ctx, end := s.start(ctx, "PartnerByToken")
+	p, registration, err := s.Store.PartnerByToken(ctx, hash)
+	end(err)
+	return p, registration, err
+}
+
+// Memo passes on to the inner store's chargenet.ReadMemo, whose cache answers without a
+// span; a store without one reads every time.
+func (s *store) Memo(ctx context.Context, key string, read func(context.Context) (any, int, error)) (any, error) {
+	if m, ok := s.Store.(chargenet.ReadMemo); ok {
+		return m.Memo(ctx, key, read)
+	}
+	v, _, err := read(ctx)
+	return v, err
+}

@@ -11,16 +11,15 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/outbound"
 	"github.com/chargenet/chargenet/metrics"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.opentelemetry.io/otel/trace"
@@ -72,7 +71,22 @@ type Config struct {
 	// delivery; nil traces nothing, and a delivery then carries the event's
 	// traceparent as stored.
 	Tracer trace.Tracer
+	// Pusher makes the deliveries of partners' subscriptions (Webhook.Partner set);
+	// nil fails them (and they are retried on the schedule) until a dispatcher with a
+	// Pusher takes them.
+	Pusher Pusher
 }
+
+// Pusher makes the deliveries of partners' subscriptions, which are OCPI pushes to
+// their Locations RECEIVER rather than signed events, through client (the
+// dispatcher's, with its address guard and timeout). It returns the HTTP status of the
+// last request it made and an error unless the partner took the push.
+type Pusher interface {
+	Push(ctx context.Context, client *http.Client, dl *chargenet.Delivery) (status int, err error)
+}
+
+// errNoPusher fails a partner's delivery in a dispatcher without a Pusher.
+var errNoPusher = errors.New("OCPI is not configured on this replica (--ocpi-country-code, --ocpi-party-id): the push waits for one that is")
 
 // Dispatcher claims due deliveries from the store and makes them.
 type Dispatcher struct {
@@ -113,47 +127,10 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	tr := cfg.Transport
 	if tr == nil {
-		dialer := &net.Dialer{Timeout: cfg.Timeout}
-		if !cfg.AllowInsecure {
-			dialer.Control = refuseNonPublic
-		}
-		tr = &http.Transport{
-			Proxy:                 nil, // a proxy would bypass the address check
-			DialContext:           dialer.DialContext,
-			TLSHandshakeTimeout:   cfg.Timeout,
-			ResponseHeaderTimeout: cfg.Timeout,
-			MaxIdleConnsPerHost:   cfg.Concurrency,
-			IdleConnTimeout:       90 * time.Second,
-			ForceAttemptHTTP2:     true,
-		}
+		tr = outbound.Transport(cfg.Timeout, cfg.Concurrency, cfg.AllowInsecure)
 	}
-	d := &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1)}
-	d.client = &http.Client{
-		Transport: tr,
-		Timeout:   cfg.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse // a redirect is an answer like any non-2xx
-		},
-	}
+	d := &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1), client: outbound.ClientWith(tr, cfg.Timeout)}
 	return d, nil
-}
-
-// errNotPublic is the cause of an attempt refused because the host resolved to a
-// non-public address.
-var errNotPublic = errors.New("address is not public")
-
-// refuseNonPublic is the dialer's Control: it refuses to connect to addresses that are
-// not public, checked on the resolved address so that DNS cannot point a public-looking
-// name into the service's own network.
-func refuseNonPublic(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); ip == nil || !chargenet.PublicIP(ip) {
-		return fmt.Errorf("%s: %w", host, errNotPublic)
-	}
-	return nil
 }
 
 // Notify tells the dispatcher that new events may be due, so that it looks before the
@@ -267,14 +244,30 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *chargenet.Delivery) *charg
 		ctx, span = d.startSpan(ctx, dl)
 		defer func() { endSpan(span, a) }()
 	}
-	status, err := d.send(ctx, dl, start)
+	partner := dl.Webhook.Partner != ""
+	var status int
+	var err error
+	switch {
+	case !partner:
+		status, err = d.send(ctx, dl, start)
+	case d.cfg.Pusher == nil:
+		err = errNoPusher
+	default:
+		status, err = d.cfg.Pusher.Push(ctx, d.client, dl)
+	}
 	a.Duration = d.cfg.Now().Sub(start)
 	a.HTTPStatus = status
-	defer func() { d.cfg.Metrics.WebhookAttempt(a.Outcome, dl.Attempt, start.Sub(dl.Event.Time)) }()
+	defer func() {
+		if partner {
+			d.cfg.Metrics.OCPIPush(a.Outcome, d.cfg.Now().Sub(dl.Event.Time))
+		} else {
+			d.cfg.Metrics.WebhookAttempt(a.Outcome, dl.Attempt, start.Sub(dl.Event.Time))
+		}
+	}()
 	switch {
 	case err == nil && status >= 200 && status < 300:
 		a.Outcome = chargenet.OutcomeSucceeded
-	case err == nil && status == http.StatusGone:
+	case err == nil && status == http.StatusGone && !partner:
 		a.Outcome, a.Error = chargenet.OutcomeGone, "receiver answered 410 Gone; the webhook is disabled"
 	default:
 		a.Outcome = chargenet.OutcomeFailed
@@ -288,8 +281,13 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *chargenet.Delivery) *charg
 		} else {
 			a.Error += "; retries exhausted, the event is given up"
 		}
-		d.cfg.Logger.Warn("webhook delivery failed", "webhook_id", dl.Webhook.ID, "event_id", dl.Event.ID,
-			"attempt", dl.Attempt, "error", a.Error)
+		if partner {
+			d.cfg.Logger.Warn("OCPI push failed", "partner_id", dl.Webhook.Partner, "event_id", dl.Event.ID,
+				"attempt", dl.Attempt, "error", a.Error)
+		} else {
+			d.cfg.Logger.Warn("webhook delivery failed", "webhook_id", dl.Webhook.ID, "event_id", dl.Event.ID,
+				"attempt", dl.Attempt, "error", a.Error)
+		}
 	}
 	return a
 }
@@ -334,30 +332,11 @@ func (d *Dispatcher) send(ctx context.Context, dl *chargenet.Delivery, now time.
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		if errors.Is(err, errNotPublic) {
-			return 0, fmt.Errorf("refused: the webhook host resolves to an address that is not public")
-		}
-		return 0, describeNetError(err)
+		return 0, outbound.Describe(err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	return resp.StatusCode, nil
-}
-
-// describeNetError shortens a client error to what a partner can act on, without the
-// request URL (which they know).
-func describeNetError(err error) error {
-	var ue interface{ Unwrap() error }
-	if errors.As(err, &ue) {
-		if inner := ue.Unwrap(); inner != nil {
-			err = inner
-		}
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return errors.New("timeout: no answer in time")
-	}
-	return errors.New(strings.TrimSpace(err.Error()))
 }
 
 // Sign returns the webhook-signature header value of a delivery: "v1,<base64>" with the

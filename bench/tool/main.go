@@ -17,6 +17,15 @@
 //	                                  prints bench/run.sh's results tables (markdown)
 //	tool scale-report RAW RSS IMPORT DBSIZE N [PG_IMPORT PG_DBSIZE PG_RSS PG_VACUUM]
 //	                                  prints bench/scale.sh's results tables (markdown)
+//	tool ocpi-register VERSIONS_URL TOKEN_A
+//	                                  registers an OCPI eMSP with chargenet and prints the
+//	                                  credentials token it got
+//	tool ocpi-link LOCATIONS_URL TOKEN OFFSET LIMIT
+//	                                  prints the Link (with its position) of an OCPI page
+//	tool ocpi-lag URL KEY VERSIONS_URL TOKEN_A RATE DURATION DRAIN
+//	                                  measures the lag of OCPI pushes at RATE changes/s
+//	tool ocpi-report RAW CONNS DURATION ROUNDS DEEP
+//	                                  prints bench/ocpi.sh's results tables (markdown)
 //
 // Generated locations are deterministic for a seed: ids LOC-0000001, LOC-0000002, ...
 // (so the id at depth d is known without reading the database), with names, cities,
@@ -122,6 +131,13 @@ func run(args []string) error {
 			depths = append(depths, d)
 		}
 		return changeCursors(args[1], args[2], args[3], depths)
+	case "ocpi-register", "ocpi-link", "ocpi-lag":
+		return ocpiArgs(args)
+	case "ocpi-report":
+		if len(args) != 6 {
+			return fmt.Errorf("usage: tool ocpi-report RAW CONNS DURATION ROUNDS DEEP")
+		}
+		return ocpiOnlyReport(os.Stdout, args[1], args[2], args[3], args[4], args[5])
 	case "cursor":
 		if len(args) != 4 || args[2] != chargenet.ListLocations {
 			return fmt.Errorf("usage: tool cursor SECRET locations KEY")

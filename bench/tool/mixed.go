@@ -131,6 +131,23 @@ func dialRaw(host string) (*rawConn, error) {
 // do sends req and reads the answer (it must have a Content-Length, as the service's
 // do), returning its status code.
 func (c *rawConn) do(req []byte) (int, error) {
+	status, _, err := c.doHeader(req, "")
+	return status, err
+}
+
+// doHeader is do that also returns the value of the answer's header name (empty when
+// name is empty or the answer has none).
+func (c *rawConn) doHeader(req []byte, name string) (status int, value string, err error) {
+	status, err = c.exchange(req, func(n, v []byte) {
+		if name != "" && bytes.EqualFold(n, []byte(name)) {
+			value = string(bytes.TrimSpace(v))
+		}
+	})
+	return status, value, err
+}
+
+// exchange is do, calling header for every header of the answer.
+func (c *rawConn) exchange(req []byte, header func(name, value []byte)) (int, error) {
 	if err := c.conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
 		return 0, err
 	}
@@ -158,7 +175,11 @@ func (c *rawConn) do(req []byte) (int, error) {
 		if len(h) == 0 {
 			break
 		}
-		if name, value, ok := bytes.Cut(h, []byte(":")); ok && bytes.EqualFold(name, []byte("Content-Length")) {
+		name, value, ok := bytes.Cut(h, []byte(":"))
+		if ok {
+			header(name, value)
+		}
+		if ok && bytes.EqualFold(name, []byte("Content-Length")) {
 			if length, err = strconv.Atoi(string(bytes.TrimSpace(value))); err != nil {
 				return 0, fmt.Errorf("content-length %q", value)
 			}

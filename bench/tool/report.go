@@ -237,6 +237,8 @@ func report(w io.Writer, raw, rss, conns, duration, rounds, deep string) error {
 	fmt.Fprintf(w, "\nDeep page / first page, uncached, p50 latency: %.2f.\n",
 		collect(samples, "locations_deep", "uncached", p50Of).med/collect(samples, "locations", "uncached", p50Of).med)
 
+	ocpiReport(w, samples, deep)
+
 	fmt.Fprintf(w, "\nMetrics on and off: a third `chargenet serve` on the same database with `--admin-addr` "+
 		"(Prometheus metrics recorded for every request, /metrics scraped every second), run back to back with the "+
 		"full stack (metrics off, the default) in each round, in alternating order. Limit: reads with metrics on "+
@@ -361,4 +363,96 @@ func depthTable(w io.Writer, samples []sample, target, rss string) {
 		fmt.Fprintf(w, " Peak RSS of the server: %s MB (goal < 150 MB).", rss)
 	}
 	fmt.Fprintln(w)
+}
+
+// ocpiReport prints the OCPI rows of bench/run.sh, when it measured them: the Locations
+// pages against the REST locations page, the page at depth against the first, and the
+// push lag.
+func ocpiReport(w io.Writer, samples []sample, deep string) {
+	if !slices.ContainsFunc(samples, func(s sample) bool { return strings.HasPrefix(s.endpoint, "ocpi_") }) {
+		return
+	}
+	rpsOf := func(s sample) float64 { return s.rps }
+	p50Of := func(s sample) float64 { return s.p50 }
+	p99Of := func(s sample) float64 { return s.p99 }
+	fmt.Fprintf(w, "\n## OCPI\n\nThe OCPI 2.2.1 Locations module of the servers (`--ocpi-country-code NL "+
+		"--ocpi-party-id CNE`), with the credentials token of a partner registered through the handshake: a page of 100 "+
+		"Locations from the start (the oldest 100 generated locations, no EVSEs), the page of 100 from the demo locations' "+
+		"`date_from` (the 20 with their 40 EVSEs and 80 without), and the page at position %s reached through the `Link` "+
+		"of the page before it (with its position), each with `X-Total-Count`. *SQLite*: the full stack (the store's "+
+		"read cache keeps encoded pages and counts until a location or EVSE changes)", deep)
+	targets := []struct{ label, target string }{{"SQLite", "full"}}
+	if slices.ContainsFunc(samples, is("ocpi_page", "uncached")) {
+		fmt.Fprint(w, "; *uncached*: read cache off, every page and count read from SQLite")
+		targets = append(targets, struct{ label, target string }{"uncached", "uncached"})
+	}
+	if slices.ContainsFunc(samples, is("ocpi_page", "pg")) {
+		fmt.Fprint(w, "; *PostgreSQL*: one replica, nothing kept")
+		targets = append(targets, struct{ label, target string }{"PostgreSQL", "pg"})
+	}
+	fmt.Fprint(w, ".\n\n| request |")
+	for _, t := range targets {
+		fmt.Fprintf(w, " %s req/s | p50 / p99 ms |", t.label)
+	}
+	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|---|", len(targets)))
+	for _, r := range []struct{ label, endpoint string }{
+		{"REST `GET /v1/locations?limit=25`", "locations"},
+		{"OCPI page of 100 from the start", "ocpi_page"},
+		{"OCPI page of 100 with EVSEs", "ocpi_evses"},
+		{"OCPI page at " + deep + " by `Link`", "ocpi_deep"},
+	} {
+		fmt.Fprintf(w, "| %s |", r.label)
+		for _, t := range targets {
+			fmt.Fprintf(w, " %s | %s / %s |", collect(samples, r.endpoint, t.target, rpsOf).rps(),
+				collect(samples, r.endpoint, t.target, p50Of).ms(), collect(samples, r.endpoint, t.target, p99Of).ms())
+		}
+		fmt.Fprintln(w)
+	}
+	met := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "missed"
+	}
+	fmt.Fprintln(w, "\n| goal | figure (median of the rounds' ratios, lowest–highest) | |\n|---|---|---|")
+	for _, g := range []struct{ label, endpoint string }{
+		{"OCPI page of 100 with EVSEs ≥ 80 % of the REST locations page rate, SQLite", "ocpi_evses"},
+		{"OCPI page of 100 from the start ≥ 80 % of the REST locations page rate, SQLite", "ocpi_page"},
+	} {
+		r := statOf(roundRatios(samples, is(g.endpoint, "full"), is("locations", "full"), rpsOf))
+		fmt.Fprintf(w, "| %s | %.0f %% (%.0f–%.0f %%) | %s |\n", g.label, 100*r.med, 100*r.min, 100*r.max, met(r.med >= 0.8))
+	}
+	for _, t := range []struct{ label, target string }{{"SQLite", "full"}, {"SQLite uncached", "uncached"}, {"PostgreSQL", "pg"}} {
+		r := statOf(roundRatios(samples, is("ocpi_deep", t.target), is("ocpi_page", t.target), p50Of))
+		if r.med == 0 {
+			continue // not measured in this run
+		}
+		fmt.Fprintf(w, "| page at %s by `Link` / first page, p50, %s: ≤ 1.5 | %.2f (%.2f–%.2f) | %s |\n", deep, t.label,
+			r.med, r.min, r.max, met(r.med <= 1.5))
+	}
+	for _, t := range []struct{ label, target string }{{"SQLite", "full"}, {"PostgreSQL", "pg"}} {
+		rate := collect(samples, "ocpi_lag", t.target, rpsOf)
+		p99 := collect(samples, "ocpi_lag", t.target, p99Of)
+		if rate.med == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "| push lag p99 < 1 s at 1,000 changes/s, %s | %.0f ms (%.0f–%.0f) at %.0f changes/s, p50 %.0f ms | %s |\n",
+			t.label, p99.med, p99.min, p99.max, rate.med, collect(samples, "ocpi_lag", t.target, p50Of).med, met(p99.med < 1000 && rate.med >= 950))
+	}
+}
+
+// ocpiOnlyReport prints the results of bench/ocpi.sh: the OCPI rows of the full stack on
+// SQLite alone, measured in one run beside the REST locations page.
+func ocpiOnlyReport(w io.Writer, raw, conns, duration, rounds, deep string) error {
+	samples, err := readRaw(raw)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "# OCPI results (`make bench-ocpi`)\n\n")
+	machine(w)
+	fmt.Fprintf(w, "The OCPI figures alone, in one run of `bench/ocpi.sh`: one `chargenet serve` on SQLite (demo inventory "+
+		"plus %s generated locations), wrk on loopback, 2 threads, %s connections, %s rounds of %s per request, "+
+		"interleaved; the push lag after them (`tool ocpi-lag`).\n", deep, conns, rounds, duration)
+	ocpiReport(w, samples, deep)
+	return nil
 }

@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/chargenet/chargenet/ocpi"
 	"github.com/chargenet/chargenet/server"
 )
 
@@ -54,6 +56,43 @@ type config struct {
 	// AdminAddr is the listen address of /metrics and /debug/pprof/; empty turns them
 	// off. Never the public address.
 	AdminAddr string
+	// PublicURL is the base of every URL chargenet hands out (OCPI versions, endpoints,
+	// Link); empty derives it from Addr.
+	PublicURL string
+	// OCPICountryCode and OCPIPartyID are chargenet's OCPI CPO identity: with both set,
+	// OCPI is served under /ocpi. OCPIBusinessName goes with them in the credentials.
+	OCPICountryCode  string
+	OCPIPartyID      string
+	OCPIBusinessName string
+}
+
+// ocpiOn reports whether the OCPI interface is configured.
+func (c *config) ocpiOn() bool { return c.OCPICountryCode != "" && c.OCPIPartyID != "" }
+
+// party returns chargenet's OCPI identity: the codes in upper case, the business name
+// or, when none is set, the two codes ("NL CNE").
+func (c *config) party() ocpi.Party {
+	p := ocpi.Party{CountryCode: strings.ToUpper(c.OCPICountryCode), PartyID: strings.ToUpper(c.OCPIPartyID), Name: c.OCPIBusinessName}
+	if p.Name == "" {
+		p.Name = p.CountryCode + " " + p.PartyID
+	}
+	return p
+}
+
+// publicURL returns --public-url, or the URL --addr serves when it is not set: http,
+// with 127.0.0.1 for an address that listens on every interface.
+func (c *config) publicURL() string {
+	if c.PublicURL != "" {
+		return strings.TrimSuffix(c.PublicURL, "/")
+	}
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return "http://" + c.Addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // bindFlags registers the flags on fs with defaults taken from the environment.
@@ -121,7 +160,15 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 	cw, _ := time.ParseDuration(env("CHARGENET_COMMIT_WAIT", "20ms"))
 	fs.DurationVar(&c.CommitWait, "commit-wait", cw,
 		"how long PATCHes and status notifications arriving as a steady stream wait for company, so that several share a commit (up to 8 on SQLite, 32 on PostgreSQL); a client sending one change after another is not held; 0 never waits (env CHARGENET_COMMIT_WAIT)")
-	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", ttl, "how long a checked API key is trusted before the database is asked again; a revoked key stops working within it (env CHARGENET_KEY_CACHE_TTL)")
+	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", ttl, "how long a checked API key or OCPI token is trusted before the database is asked again; a revoked key or dead token stops working within it (env CHARGENET_KEY_CACHE_TTL)")
+	fs.StringVar(&c.PublicURL, "public-url", env("CHARGENET_PUBLIC_URL", ""),
+		"the base of every URL chargenet hands out (OCPI versions, endpoints, Link), as partners reach it, for example https://chargenet.example.com. Empty: http:// and --addr (env CHARGENET_PUBLIC_URL)")
+	fs.StringVar(&c.OCPICountryCode, "ocpi-country-code", env("CHARGENET_OCPI_COUNTRY_CODE", ""),
+		"OCPI: the ISO 3166-1 alpha-2 country code of chargenet's CPO role; with --ocpi-party-id, OCPI 2.2.1 is served under /ocpi (env CHARGENET_OCPI_COUNTRY_CODE)")
+	fs.StringVar(&c.OCPIPartyID, "ocpi-party-id", env("CHARGENET_OCPI_PARTY_ID", ""),
+		"OCPI: the party ID of chargenet's CPO role, three letters or digits (env CHARGENET_OCPI_PARTY_ID)")
+	fs.StringVar(&c.OCPIBusinessName, "ocpi-business-name", env("CHARGENET_OCPI_BUSINESS_NAME", ""),
+		"OCPI: the business name sent with chargenet's CPO role in the credentials. Empty: the country code and the party ID (env CHARGENET_OCPI_BUSINESS_NAME)")
 }
 
 // maxReadCacheMB bounds --read-cache-mb (64 GiB): beyond it a cache is a mistake, and
@@ -192,6 +239,23 @@ func (c *config) Validate() error {
 		}
 		if c.EventRetention <= 0 {
 			return fmt.Errorf("--event-retention %s must be positive", c.EventRetention)
+		}
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("--public-url %q must be an http or https URL without credentials, query or fragment", c.PublicURL)
+		}
+	}
+	if (c.OCPICountryCode == "") != (c.OCPIPartyID == "") {
+		return errors.New("--ocpi-country-code and --ocpi-party-id go together: set both to serve OCPI, or neither")
+	}
+	if c.OCPIBusinessName != "" && !c.ocpiOn() {
+		return errors.New("--ocpi-business-name needs --ocpi-country-code and --ocpi-party-id")
+	}
+	if c.ocpiOn() {
+		if err := c.party().Validate(); err != nil {
+			return err
 		}
 	}
 	switch c.LogLevel {

@@ -18,6 +18,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/health"
 	"github.com/chargenet/chargenet/metrics"
+	"github.com/chargenet/chargenet/ocpi"
 	"github.com/chargenet/chargenet/postgres"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
@@ -39,6 +40,13 @@ Usage:
                                            give a key a new secret and print it (once)
   chargenet apikey list [flags]            list the keys: scopes, creation, expiry, last use
   chargenet apikey revoke [flags] NAME     revoke an API key
+  chargenet ocpi register --name NAME [flags]
+                                           make a registration token for a new OCPI partner and print it (once)
+  chargenet ocpi connect --versions-url URL --token TOKEN [--name NAME] [flags]
+                                           register chargenet with an OCPI partner that handed out a token
+  chargenet ocpi list [flags]              list the OCPI partners
+  chargenet ocpi unregister --name NAME [flags]
+                                           unregister an OCPI partner (and tell it)
   chargenet help                           show this text
 
 Run "chargenet COMMAND -h" for the flags of a command.
@@ -63,6 +71,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return backup(ctx, rest, getenv, stdout, stderr)
 	case "apikey":
 		return apikey(ctx, rest, getenv, stdout, stderr)
+	case "ocpi":
+		return ocpiCmd(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -211,9 +221,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer func() { stopUses(); <-usesFlushed }()
 	limit, _ := parseRateLimit(cfg.RateLimit)         // checked by Validate
 	schedule, _ := parseSchedule(cfg.WebhookSchedule) // checked by Validate
+	cursors := chargenet.NewCursorCodec([]byte(secret))
+	var ocpiSvc *ocpi.Service // nil: nothing is served under /ocpi
+	var pusher webhook.Pusher
+	if cfg.ocpiOn() {
+		if ocpiSvc, err = newOCPI(cfg, apiStore, cursors, log); err != nil {
+			return err
+		}
+		pusher = ocpiSvc
+		log.Info("OCPI 2.2.1 served", "versions_url", ocpiSvc.VersionsURL(), "country_code", cfg.party().CountryCode,
+			"party_id", cfg.party().PartyID)
+	}
 	dispatcher, err := webhook.New(webhook.Config{Store: store, Schedule: schedule, Timeout: cfg.WebhookTimeout,
 		Poll: cfg.WebhookPoll, Concurrency: cfg.WebhookConcurrency, AllowInsecure: cfg.WebhookAllowInsecure, Logger: log,
-		Metrics: m, Tracer: tracer})
+		Metrics: m, Tracer: tracer, Pusher: pusher})
 	if err != nil {
 		return err
 	}
@@ -232,7 +253,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	handler, err := server.New(server.Config{
 		Store:                 apiStore,
 		Keys:                  keys,
-		Cursors:               chargenet.NewCursorCodec([]byte(secret)),
+		Cursors:               cursors,
 		Logger:                log,
 		RateLimit:             &limit,
 		AllowInsecureWebhooks: cfg.WebhookAllowInsecure,
@@ -240,6 +261,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Metrics:               m,
 		Tracer:                tracer,
 		Readiness:             readiness,
+		OCPI:                  ocpiSvc,
 	})
 	if err != nil {
 		return err

@@ -307,6 +307,13 @@ func (w *ServerInterfaceWrapper) GetLocations(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
 	}
 
+	// ------------- Optional query parameter "position" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "position", ctx.QueryParams(), &params.Position, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter position: %s", err))
+	}
+
 	headers := ctx.Request().Header
 	// ------------- Optional header parameter "X-Request-ID" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("X-Request-ID")]; found {

@@ -894,9 +894,9 @@ type CredentialsRole struct {
 
 // DateTime OCPI DateTime, string(25): RFC 3339 in UTC, `Z` optional (its absence still means
 // UTC), fractional seconds optional; no time zone offset. At most 25 characters, so at
-// most four fractional digits with `Z`. chargenet writes whole seconds with `Z`.
+// most four fractional digits with `Z`. chargenet writes milliseconds with `Z`.
 //
-// Example: 2015-06-29T20:39:09Z
+// Example: 2015-06-29T20:39:09.123Z
 type DateTime = string
 
 // DisplayText Text to show to an end user, in one language.
@@ -1697,16 +1697,16 @@ type CountryCode = string
 
 // DateFrom OCPI DateTime, string(25): RFC 3339 in UTC, `Z` optional (its absence still means
 // UTC), fractional seconds optional; no time zone offset. At most 25 characters, so at
-// most four fractional digits with `Z`. chargenet writes whole seconds with `Z`.
+// most four fractional digits with `Z`. chargenet writes milliseconds with `Z`.
 //
-// Example: 2015-06-29T20:39:09Z
+// Example: 2015-06-29T20:39:09.123Z
 type DateFrom = DateTime
 
 // DateTo OCPI DateTime, string(25): RFC 3339 in UTC, `Z` optional (its absence still means
 // UTC), fractional seconds optional; no time zone offset. At most 25 characters, so at
-// most four fractional digits with `Z`. chargenet writes whole seconds with `Z`.
+// most four fractional digits with `Z`. chargenet writes milliseconds with `Z`.
 //
-// Example: 2015-06-29T20:39:09Z
+// Example: 2015-06-29T20:39:09.123Z
 type DateTo = DateTime
 
 // EvseUID defines model for EvseUID.
@@ -1729,6 +1729,9 @@ type Offset = int
 
 // PartyID defines model for PartyID.
 type PartyID = string
+
+// Position defines model for Position.
+type Position = string
 
 // RequestID defines model for RequestID.
 type RequestID = string
@@ -1893,6 +1896,14 @@ type GetLocationsParams struct {
 	// `X-Limit`, and a larger `limit` is lowered to it. Without `limit` a page holds up to
 	// `X-Limit` Locations.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Position An opaque position that chargenet writes into the `Link` of a page: the last
+	// Location before the next page, signed, so that reading the next page costs the same
+	// at any depth. Follow `Link` as it is; never build a position. It holds the
+	// `date_from`, `date_to` and `offset` it was written with: when the request's differ,
+	// it is ignored and the request's own parameters apply. One that chargenet did not
+	// write is refused (2001).
+	Position *Position `form:"position,omitempty" json:"position,omitempty"`
 
 	// XRequestID A unique ID of this request (a UUID is advised); the response carries the same
 	// value. OCPI requires it; chargenet also answers a request without it, with an ID of

@@ -1,0 +1,215 @@
+package ocpi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/chargenet/chargenet"
+	ocpigen "github.com/chargenet/chargenet/gen/ocpi"
+)
+
+// ListQuery is a request of the Locations list, its parameters as the client sent them
+// (nil when absent).
+type ListQuery struct {
+	DateFrom, DateTo *string
+	Offset, Limit    *int
+	Position         *string
+}
+
+// LocationPage is one page of the Locations list.
+type LocationPage struct {
+	// Data is the page's Locations, a JSON array.
+	Data []byte
+	// Total is the number of Locations matching the filters (X-Total-Count); Limit is
+	// the most chargenet returns on one page (X-Limit).
+	Total, Limit int
+	// Next is the URL of the next page (the Link), "" on the last.
+	Next string
+}
+
+// position is the content of the opaque position written into a Link: the filters and
+// the offset of the page it leads to, and the last Location before it.
+type position struct {
+	From   string `json:"f,omitempty"`
+	To     string `json:"t,omitempty"`
+	Offset int    `json:"o"`
+	Nanos  int64  `json:"n"`
+	ID     string `json:"i"`
+}
+
+// pageData is a page as read and encoded, kept by the store's memo.
+type pageData struct {
+	data []byte
+	n    int
+	last chargenet.UpdateKey
+	more bool
+}
+
+// Locations answers a page of the Locations list: the Locations whose last_updated is
+// in [date_from, date_to), oldest first (then by id), from offset or, when the request
+// carries a position chargenet wrote for these filters and this offset, from that
+// position, which costs the same at any depth. Errors: 2001 for a malformed parameter
+// or a position chargenet did not issue; the store's errors otherwise.
+func (s *Service) Locations(ctx context.Context, q ListQuery) (*LocationPage, error) {
+	var from, to time.Time
+	var rawFrom, rawTo string
+	var ok bool
+	if q.DateFrom != nil {
+		rawFrom = *q.DateFrom
+		if from, ok = ParseDateTime(rawFrom); !ok {
+			return nil, InvalidParameter("query parameter date_from: %q is not an OCPI DateTime", rawFrom)
+		}
+	}
+	if q.DateTo != nil {
+		rawTo = *q.DateTo
+		if to, ok = ParseDateTime(rawTo); !ok {
+			return nil, InvalidParameter("query parameter date_to: %q is not an OCPI DateTime", rawTo)
+		}
+	}
+	offset, limit := 0, MaxLimit
+	if q.Offset != nil {
+		if offset = *q.Offset; offset < 0 {
+			return nil, InvalidParameter("query parameter offset: %d is negative", offset)
+		}
+	}
+	if q.Limit != nil {
+		if *q.Limit < 1 {
+			return nil, InvalidParameter("query parameter limit: %d is below 1", *q.Limit)
+		}
+		limit = min(*q.Limit, MaxLimit)
+	}
+	seek := chargenet.UpdateSeek{From: from, To: to, Offset: offset, Limit: limit + 1}
+	if q.Position != nil {
+		raw, ok := s.cfg.Cursors.Open(*q.Position)
+		var p position
+		if !ok || json.Unmarshal(raw, &p) != nil {
+			return nil, InvalidParameter("query parameter position: not a position chargenet wrote; follow the Link header as it is")
+		}
+		// A position belongs to the filters and the offset it was written with; a client
+		// that changed them gets what its own parameters say.
+		if p.From == rawFrom && p.To == rawTo && p.Offset == offset {
+			seek.HasAfter, seek.After = true, chargenet.UpdateKey{LastUpdated: time.Unix(0, p.Nanos).UTC(), ID: p.ID}
+		}
+	}
+	key := "ocpi/page|" + rawFrom + "|" + rawTo + "|" + strconv.Itoa(offset) + "|" + strconv.Itoa(limit)
+	if seek.HasAfter {
+		key += "|" + strconv.FormatInt(seek.After.LastUpdated.UnixNano(), 10) + "|" + seek.After.ID
+	}
+	v, err := s.memo(ctx, key, func(ctx context.Context) (any, int, error) {
+		sites, err := s.cfg.Store.ListSites(ctx, seek)
+		if err != nil {
+			return nil, 0, err
+		}
+		p := &pageData{more: len(sites) > limit}
+		sites = sites[:min(len(sites), limit)]
+		locs := make([]ocpigen.Location, len(sites))
+		for i := range sites {
+			locs[i] = s.location(&sites[i])
+		}
+		if p.data, err = json.Marshal(locs); err != nil {
+			return nil, 0, err
+		}
+		if p.n = len(sites); p.n > 0 {
+			l := sites[p.n-1].Location
+			p.last = chargenet.UpdateKey{LastUpdated: l.LastUpdated, ID: l.ID}
+		}
+		return p, len(p.data), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	page := v.(*pageData)
+	total, err := s.memo(ctx, "ocpi/count|"+rawFrom+"|"+rawTo, func(ctx context.Context) (any, int, error) {
+		n, err := s.cfg.Store.CountSites(ctx, from, to)
+		return n, 8, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &LocationPage{Data: page.data, Total: total.(int), Limit: MaxLimit}
+	if page.more {
+		next := position{From: rawFrom, To: rawTo, Offset: offset + page.n, Nanos: page.last.LastUpdated.UnixNano(), ID: page.last.ID}
+		raw, err := json.Marshal(next)
+		if err != nil {
+			return nil, err
+		}
+		v := url.Values{}
+		if rawFrom != "" {
+			v.Set("date_from", rawFrom)
+		}
+		if rawTo != "" {
+			v.Set("date_to", rawTo)
+		}
+		v.Set("offset", strconv.Itoa(next.Offset))
+		v.Set("limit", strconv.Itoa(limit))
+		v.Set("position", s.cfg.Cursors.Seal(raw))
+		out.Next = s.detailsURL() + "/locations?" + v.Encode()
+	}
+	return out, nil
+}
+
+// memo reads through the store's chargenet.ReadMemo when it has one.
+func (s *Service) memo(ctx context.Context, key string, read func(context.Context) (any, int, error)) (any, error) {
+	if m, ok := s.cfg.Store.(chargenet.ReadMemo); ok {
+		return m.Memo(ctx, key, read)
+	}
+	v, _, err := read(ctx)
+	return v, err
+}
+
+// site returns the location with this id with its EVSEs; 2003 when there is none.
+func (s *Service) site(ctx context.Context, id string) (*chargenet.Site, error) {
+	site, err := s.cfg.Store.Site(ctx, id)
+	if errors.Is(err, chargenet.ErrNotFound) {
+		return nil, UnknownObject("unknown Location %q", id)
+	}
+	return site, err
+}
+
+// Location answers one Location with its EVSEs; 2003 when there is none.
+func (s *Service) Location(ctx context.Context, id string) (*ocpigen.Location, error) {
+	site, err := s.site(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	l := s.location(site)
+	return &l, nil
+}
+
+// EVSE answers one EVSE of a Location; 2003 when the Location does not exist or does
+// not show an EVSE with this uid.
+func (s *Service) EVSE(ctx context.Context, id, uid string) (*ocpigen.EVSE, error) {
+	site, err := s.site(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for i := range site.EVSEs {
+		e := &site.EVSEs[i]
+		if strconv.FormatInt(e.UID, 10) == uid {
+			if out, ok := evse(e, site.Location.DeletedAt != nil); ok {
+				return &out, nil
+			}
+			return nil, UnknownObject("EVSE %s of Location %q has no connector in service, which OCPI cannot show", uid, id)
+		}
+	}
+	return nil, UnknownObject("unknown EVSE %q in Location %q", uid, id)
+}
+
+// Connector answers one Connector of an EVSE; 2003 when the Location, the EVSE in it or
+// the Connector in that EVSE does not exist (a deleted connector does not).
+func (s *Service) Connector(ctx context.Context, id, uid, connectorID string) (*ocpigen.Connector, error) {
+	e, err := s.EVSE(ctx, id, uid)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range e.Connectors {
+		if c.Id == connectorID {
+			return &c, nil
+		}
+	}
+	return nil, UnknownObject("unknown Connector %q of EVSE %q in Location %q", connectorID, uid, id)
+}
