@@ -10,6 +10,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,6 +43,86 @@ func contract() (*openapi3.T, routers.Router, error) {
 		router, errDoc = legacy.NewRouter(doc)
 	})
 	return doc, router, errDoc
+}
+
+var (
+	releaseOnce   sync.Once
+	releaseName   string
+	releaseRouter routers.Router
+	releaseErr    error
+)
+
+// lastRelease loads the newest contract in openapi/released (by semantic version): a
+// client generated from it must keep working, so an answer to an operation it has must
+// still match it.
+func lastRelease() (string, routers.Router, error) {
+	releaseOnce.Do(func() {
+		_, file, _, _ := runtime.Caller(0)
+		dir := filepath.Join(filepath.Dir(file), "..", "..", "openapi", "released")
+		names, err := filepath.Glob(filepath.Join(dir, "*.*.*.yaml"))
+		if err != nil || len(names) == 0 {
+			releaseErr = fmt.Errorf("no released contract in %s", dir)
+			return
+		}
+		slices.SortFunc(names, func(a, b string) int { return compareVersions(filepath.Base(a), filepath.Base(b)) })
+		releaseName = filepath.Base(names[len(names)-1])
+		data, err := os.ReadFile(names[len(names)-1])
+		if err != nil {
+			releaseErr = err
+			return
+		}
+		d, err := openapi3.NewLoader().LoadFromData(data)
+		if err != nil {
+			releaseErr = fmt.Errorf("loading %s: %w", releaseName, err)
+			return
+		}
+		d.Servers = nil
+		releaseRouter, releaseErr = legacy.NewRouter(d)
+	})
+	return releaseName, releaseRouter, releaseErr
+}
+
+// compareVersions orders file names "MAJOR.MINOR.PATCH.yaml" by their version.
+func compareVersions(a, b string) int {
+	pa, pb := strings.Split(strings.TrimSuffix(a, ".yaml"), "."), strings.Split(strings.TrimSuffix(b, ".yaml"), ".")
+	for i := 0; i < 3 && i < len(pa) && i < len(pb); i++ {
+		x, _ := strconv.Atoi(pa[i])
+		y, _ := strconv.Atoi(pb[i])
+		if x != y {
+			return x - y
+		}
+	}
+	return 0
+}
+
+// checkLastRelease returns an error if the answer to an operation the last released
+// contract has no longer matches that contract.
+func checkLastRelease(req *http.Request, status int, header http.Header, body []byte) error {
+	name, r, err := lastRelease()
+	if err != nil {
+		return fmt.Errorf("loading the last released contract: %w", err)
+	}
+	route, params, ferr := r.FindRoute(req)
+	if ferr != nil {
+		return nil // an operation added since
+	}
+	for _, v := range params {
+		if v == "" {
+			return nil
+		}
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 status,
+		Header:                 header,
+		Body:                   io.NopCloser(bytes.NewReader(body)),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		return fmt.Errorf("%s %s answered %d, which a client of %s cannot read: %w\nbody: %.500s",
+			req.Method, req.URL.Path, status, name, err, body)
+	}
+	return nil
 }
 
 // unrouted are the service's own paths outside the contract, with the content type
@@ -90,6 +175,9 @@ func CheckExchange(req *http.Request, status int, header http.Header, body []byt
 	}
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
 		return fmt.Errorf("%s %s answered %d off-contract: %w\nbody: %.500s", req.Method, req.URL.Path, status, err, body)
+	}
+	if err := checkLastRelease(req, status, header, body); err != nil {
+		return err
 	}
 	if status >= 400 {
 		return checkErrorBody(d, header, body)
