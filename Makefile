@@ -77,7 +77,7 @@ breaking: $(BIN)/oasdiff ## fail on any breaking change against the released con
 go-test: tools-npm prometheus-tools ## go test -race over every package (PostgreSQL suites against a throw-away cluster; the webhook proof uses tools/node_modules; the metrics proof and alert rule tests use Prometheus)
 	env=$$(scripts/pg-test-cluster.sh start) && eval "$$env"; \
 	trap 'scripts/pg-test-cluster.sh stop "$$CHARGENET_PG_DIR"' EXIT; \
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 bench: ## load benchmark: full stack vs a bare Echo ceiling vs Prism mock (wrk); writes bench/results.md
 	bench/run.sh
