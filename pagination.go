@@ -24,6 +24,8 @@ const (
 	ListEVSEs     = "evses"
 	ListLocations = "locations"
 	ListWebhooks  = "webhooks"
+	// ListChargeboxes is the list of charge boxes registered for OCPP.
+	ListChargeboxes = "chargeboxes"
 )
 
 // appendOnly are the lists whose items are never removed: no operation deletes an EVSE

@@ -19,6 +19,7 @@ type Store interface {
 	EventLog
 	KeyService
 	IdempotencyService
+	ChargeboxService
 	EventAnnouncer
 	CommitReporter
 	CommitWaiter

@@ -127,7 +127,7 @@ func TestEventsAndEvent(t *testing.T) {
 
 	one, err := c.Event(ctx, events[2].ID, "")
 	require.NoError(t, err)
-	assert.Equal(t, "1.1", one.APIVersion, "the latest by default")
+	assert.Equal(t, "1.2", one.APIVersion, "the latest by default")
 	require.NoError(t, json.Unmarshal(one.Data, &data))
 	assert.Equal(t, chargenet.SourceOperator, data.Source)
 

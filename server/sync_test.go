@@ -218,11 +218,11 @@ func TestEventLog(t *testing.T) {
 		status := "&type=" + chargenet.EventStatusChanged
 		latest := decode[gen.EventPage](t, v.do(http.MethodGet, base+status, ""))
 		require.Len(t, latest.Data, 1)
-		assert.Equal(t, "1.1", latest.Data[0].ApiVersion)
+		assert.Equal(t, "1.2", latest.Data[0].ApiVersion)
 		data, err := latest.Data[0].Data.AsStatusChangedData()
 		require.NoError(t, err)
 		require.NotNil(t, data.Source)
-		assert.Equal(t, gen.Operator, *data.Source)
+		assert.Equal(t, chargenet.SourceOperator, *data.Source)
 
 		old := decode[gen.EventPage](t, v.do(http.MethodGet, base+status+"&api_version=1.0", ""))
 		require.Len(t, old.Data, 1)

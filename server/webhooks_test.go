@@ -50,7 +50,7 @@ func TestWebhookLifecycle(t *testing.T) {
 	assert.Equal(t, "/emsp/v1/webhooks/"+created.Id, rec.Header().Get("Location"))
 	assert.True(t, created.Enabled)
 	assert.Equal(t, "https://receiver.example.com/hooks", created.Url)
-	assert.Equal(t, []gen.WebhookSubscription{{Type: "evse.connector.updated", ApiVersion: ptr("1.0")}, {Type: "evse.status.changed", ApiVersion: ptr("1.1")}},
+	assert.Equal(t, []gen.WebhookSubscription{{Type: "evse.connector.updated", ApiVersion: ptr("1.0")}, {Type: "evse.status.changed", ApiVersion: ptr("1.2")}},
 		created.EventTypes, "versions resolved, in type order")
 
 	rec = v.do(http.MethodGet, "/emsp/v1/webhooks/"+created.Id, "")
@@ -80,7 +80,7 @@ func TestWebhookLifecycle(t *testing.T) {
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 		w := decode[gen.Webhook](t, rec)
 		assert.False(t, w.Enabled)
-		assert.Equal(t, []gen.WebhookSubscription{{Type: "evse.status.changed", ApiVersion: ptr("1.1")}}, w.EventTypes)
+		assert.Equal(t, []gen.WebhookSubscription{{Type: "evse.status.changed", ApiVersion: ptr("1.2")}}, w.EventTypes)
 		assert.Equal(t, created.Url, w.Url, "absent fields keep their value")
 		assert.Equal(t, ptr("mine"), w.Description)
 
