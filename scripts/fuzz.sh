@@ -21,6 +21,7 @@ targets=(
 	"./server:FuzzInventoryWrite"
 	"./server:FuzzWebhookTools"
 	"./server:FuzzDuplicateKey"
+	"./ocpp:FuzzMessage"
 )
 summary=()
 # corpus_files lists the inputs saved for a target (a finding writes a new one).
