@@ -18,6 +18,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/health"
 	"github.com/chargenet/chargenet/metrics"
+	"github.com/chargenet/chargenet/ocpp"
 	"github.com/chargenet/chargenet/postgres"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
@@ -36,6 +37,10 @@ Usage:
   chargenet apikey create --name NAME [--scope partner|ingest] [flags]
                                            create an API key and print it (once)
   chargenet apikey revoke [flags] NAME     revoke an API key
+  chargenet chargebox create --id ID [--identity IDENTITY] [flags]
+                                           register a charge box for OCPP and print its new password (once)
+  chargenet chargebox revoke --id ID [flags]
+                                           end a charge box's registration
   chargenet help                           show this text
 
 Run "chargenet COMMAND -h" for the flags of a command.
@@ -60,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return backup(ctx, rest, getenv, stdout, stderr)
 	case "apikey":
 		return apikey(ctx, rest, getenv, stdout, stderr)
+	case "chargebox":
+		return chargebox(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -174,6 +181,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		if loaded {
 			log.Info("demo inventory loaded", "locations", 120, "evses", 40)
 		}
+		if n, err := registerDemoBoxes(ctx, store, cfg.OCPPDevPassword); err != nil {
+			return fmt.Errorf("registering the demo charge boxes: %w", err)
+		} else if n > 0 {
+			log.Info("demo charge boxes registered for OCPP", "chargeboxes", n)
+		}
 	}
 	kind, _, _ := parseDatabase(cfg.Database)
 	var m *metrics.Metrics // nil: metrics off, and no cost
@@ -221,6 +233,23 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		return names, ok
 	}, 2*time.Second)
+	// The OCPP listener, if on, passes the operator's availability changes on to the
+	// boxes connected here; without it they are recorded for the replica holding the box.
+	var boxes *ocpp.Service
+	if cfg.OCPPAddr != "" {
+		var stopOCPP func()
+		if boxes, stopOCPP, err = startOCPP(cfg, store, log); err != nil {
+			return err
+		}
+		defer stopOCPP()
+	}
+	availability := func(ctx context.Context, id int64) error {
+		if boxes != nil {
+			return boxes.Owe(ctx, id)
+		}
+		_, err := store.OweAvailability(ctx, id, time.Now())
+		return err
+	}
 	handler, err := server.New(server.Config{
 		Store:                 apiStore,
 		Keys:                  keys,
@@ -232,6 +261,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Metrics:               m,
 		Tracer:                tracer,
 		Readiness:             readiness,
+		Availability:          availability,
 	})
 	if err != nil {
 		return err
