@@ -19,7 +19,7 @@ ADDR ?= 127.0.0.1:8080
 OCPP_ADDR ?= 127.0.0.1:9000
 OCPP_DEV_PASSWORD ?= dev-ocpp-password-change-me
 
-.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-scale bench-compare bench-eventlog
+.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-ocpp bench-scale bench-compare bench-eventlog
 
 all: build
 
@@ -82,8 +82,11 @@ go-test: tools-npm prometheus-tools ## go test -race over every package (Postgre
 	trap 'scripts/pg-test-cluster.sh stop "$$CHARGENET_PG_DIR"' EXIT; \
 	$(GO) test -race -count=1 ./...
 
-bench: ## load benchmark: full stack vs a bare Echo ceiling vs Prism mock (wrk); writes bench/results.md
+bench: ## load benchmark: full stack vs a bare Echo ceiling vs Prism mock (wrk), then bench-ocpp; writes bench/results.md
 	bench/run.sh
+
+bench-ocpp: ## OCPP charge boxes: 10,000 connected (RSS each, connect time), 1,000 StatusNotifications/s (CALLRESULT and event latency), throughput against the HTTP ingestion; SQLite and PostgreSQL; writes the OCPP section of bench/results.md
+	bench/ocpp.sh
 
 bench-compare: ## reads, reads under writes and writes of make bench for two trees (OLD=commit NEW=commit or .), interleaved rounds, ratios; PG=1 adds PostgreSQL
 	bench/compare.sh
