@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"maps"
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -157,6 +159,29 @@ type ConnectionChange struct {
 	At        time.Time
 }
 
+// ChangedLocations returns the locations of changed (EVSEs whose version a change
+// moved), each with the newest LastUpdated of its EVSEs, in ascending id order: what
+// the change touches (Location.Touch), once each. EVSEs at no location are skipped.
+func ChangedLocations(changed []*EVSE) (ids []string, newest map[string]time.Time) {
+	newest = map[string]time.Time{}
+	for _, e := range changed {
+		if e.LocationID == "" {
+			continue
+		}
+		if t, ok := newest[e.LocationID]; !ok || e.LastUpdated.After(t) {
+			newest[e.LocationID] = e.LastUpdated
+		}
+	}
+	ids = slices.Sorted(maps.Keys(newest))
+	return ids, newest
+}
+
+// ChargeboxActor returns the actor (Event.Actor) of what charge box identity does over
+// OCPP: its status notifications, its connections and their end, and its EVSEs
+// turning UNKNOWN when a connection ends. It cannot be the name of an API key, which
+// has no ':' (CheckKeyName).
+func ChargeboxActor(identity string) string { return "chargebox:" + identity }
+
 // identityRe is the form of a charge box identity: the unreserved characters of a URL
 // (RFC 3986) and '*', 1 to 48 of them (OCPP 2.0.1's bound), so that it appears in the
 // URL as it is and can be the user name of Basic auth.
@@ -300,11 +325,12 @@ func OwedAvailability(evses []EVSE, last map[int64]AvailabilityRequest, now time
 }
 
 // Disconnect turns the EVSEs in service of a charge box whose connection ended
-// UNKNOWN, in place, and returns those it changed (Version + 1, LastUpdated now) with
-// their evse.status.changed events (source connection). EVSEs whose status the
-// operator holds (Held) and EVSEs already UNKNOWN are left as they are. The status
-// time stays: the box's next notification after it reconnects restores its status.
-func Disconnect(evses []EVSE, now time.Time) ([]*EVSE, []Event) {
+// UNKNOWN, in place, and returns those it changed (Version + 1, LastUpdated
+// NextUpdate) with their evse.status.changed events (source connection, actor the
+// box's: ChargeboxActor). EVSEs whose status the operator holds (Held) and EVSEs
+// already UNKNOWN are left as they are. The status time stays: the box's next
+// notification after it reconnects restores its status.
+func Disconnect(evses []EVSE, actor string, now time.Time) ([]*EVSE, []Event) {
 	var changed []*EVSE
 	var events []Event
 	for i := range evses {
@@ -315,7 +341,7 @@ func Disconnect(evses []EVSE, now time.Time) ([]*EVSE, []Event) {
 		previous := e.Status
 		e.Status = StatusUnknown
 		e.touch(now)
-		changed, events = append(changed, e), append(events, NewConnectionStatusChangedEvent(e, previous, now))
+		changed, events = append(changed, e), append(events, NewConnectionStatusChangedEvent(e, previous, actor, now))
 	}
 	return changed, events
 }

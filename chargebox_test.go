@@ -191,7 +191,7 @@ func TestDisconnect(t *testing.T) {
 		{UID: 6, Status: chargenet.StatusUnknown, Version: 3},
 		{UID: 7, Status: chargenet.StatusOutOfOrder, Version: 3},
 	}
-	changed, events := chargenet.Disconnect(evses, now)
+	changed, events := chargenet.Disconnect(evses, "chargebox:CB-501", now)
 	require.NoError(t, wire.EncodeEvents(events))
 	var uids []int64
 	for _, e := range changed {
@@ -206,13 +206,21 @@ func TestDisconnect(t *testing.T) {
 	var data map[string]any
 	require.NoError(t, json.Unmarshal(events[0].Data, &data))
 	assert.Equal(t, "connection", data["source"])
+	assert.Equal(t, "chargebox:CB-501", data["actor"])
+	assert.Equal(t, "chargebox:CB-501", events[0].Actor)
 	assert.Equal(t, "CHARGING", data["previousStatus"])
 	assert.Equal(t, "UNKNOWN", data["status"])
-	for _, v := range []struct{ version, source string }{{"1.1", "chargebox"}, {"1.2", "connection"}} {
+	for _, v := range []struct{ version, source, actor string }{{"1.1", "chargebox", ""}, {"1.2", "connection", "chargebox:CB-501"}} {
 		d, err := events[0].RenderData(v.version)
 		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal(d, &data))
-		assert.Equal(t, v.source, data["source"], "version %s", v.version)
+		var rendered map[string]any
+		require.NoError(t, json.Unmarshal(d, &rendered))
+		assert.Equal(t, v.source, rendered["source"], "version %s", v.version)
+		if v.actor == "" {
+			assert.NotContains(t, rendered, "actor", "version %s", v.version)
+		} else {
+			assert.Equal(t, v.actor, rendered["actor"], "version %s", v.version)
+		}
 	}
 	d, err := events[0].RenderData("1.0")
 	require.NoError(t, err)

@@ -28,6 +28,8 @@ const (
 	CodeInvalidBody          = "invalid_body"
 	CodeInvalidConnector     = "invalid_connector"
 	CodeUnauthorized         = "unauthorized"
+	CodeInsufficientScope    = "insufficient_scope"
+	CodeKeyExpired           = "key_expired"
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
 	CodeConnectorDeleted     = "connector_deleted"

@@ -1,10 +1,13 @@
 package chargenet
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/chargenet/chargenet/timestamp"
 )
 
 // The event types the service produces. eventtypes.json lists them with their payload
@@ -47,6 +50,11 @@ type Event struct {
 	// TraceParent is the W3C traceparent of the change that caused the event ("" when
 	// it was not traced): its deliveries continue that trace.
 	TraceParent string
+	// Actor is who made the change: the name of the API key, or "chargebox:<identity>"
+	// for a status a charge box reported over OCPP; "" when unknown (events recorded
+	// before actors were). The store sets it; it is in Data from the payload versions
+	// that have it, and the event log filters on it.
+	Actor string
 	// Pos and Seq are the event's place in the log (see ChangeSeek): Pos its change
 	// position, Seq its number in the log, unique. Only ListEvents and Event set them.
 	Pos uint64
@@ -56,21 +64,59 @@ type Event struct {
 // Renderers maps each event type and payload version to the function that turns an
 // event's stored Data into that version's data. The catalogue (eventtypes.json) must
 // list exactly these types and versions; a test keeps them equal.
+//
+// Every type's latest version carries actor (1.1; 1.2 for evse.status.changed, whose
+// 1.2 also adds source connection; 1.0 for the chargebox types, which began with it);
+// the versions before it are rendered without.
 var Renderers = map[string]map[string]func(json.RawMessage) (json.RawMessage, error){
-	EventConnectorUpdated: {"1.0": identity},
-	EventConnectorCreated: {"1.0": identity},
-	EventConnectorDeleted: {"1.0": identity},
-	EventStatusChanged:    {"1.0": statusChanged10, "1.1": statusChanged11, "1.2": identity},
-	EventEVSECreated:      {"1.0": identity},
-	EventEVSERemoved:      {"1.0": identity},
-	EventEVSEUpdated:      {"1.0": identity},
-	EventLocationCreated:  {"1.0": identity},
-	EventLocationUpdated:  {"1.0": identity},
-	EventLocationDeleted:  {"1.0": identity},
-	EventWebhookPing:      {"1.0": identity},
+	EventConnectorUpdated: {"1.0": withoutActor, "1.1": identity},
+	EventConnectorCreated: {"1.0": withoutActor, "1.1": identity},
+	EventConnectorDeleted: {"1.0": withoutActor, "1.1": identity},
+	EventStatusChanged: {"1.0": then(withoutActor, statusChanged10), "1.1": then(withoutActor, statusChanged11),
+		"1.2": statusChanged12},
+	EventEVSECreated:     {"1.0": withoutActor, "1.1": identity},
+	EventEVSERemoved:     {"1.0": withoutActor, "1.1": identity},
+	EventEVSEUpdated:     {"1.0": withoutActor, "1.1": identity},
+	EventLocationCreated: {"1.0": withoutActor, "1.1": identity},
+	EventLocationUpdated: {"1.0": withoutActor, "1.1": identity},
+	EventLocationDeleted: {"1.0": withoutActor, "1.1": identity},
+	EventWebhookPing:     {"1.0": withoutActor, "1.1": identity},
 
 	EventChargeboxConnected:    {"1.0": identity},
 	EventChargeboxDisconnected: {"1.0": identity},
+}
+
+// PingVersion is the payload version test pings are delivered in: webhook.ping's latest.
+const PingVersion = "1.1"
+
+// actorKey is the key of actor in stored data, as JSON writes it.
+var actorKey = []byte(`"actor"`)
+
+// withoutActor renders a version before actor: the stored data without it.
+func withoutActor(d json.RawMessage) (json.RawMessage, error) {
+	if !bytes.Contains(d, actorKey) {
+		return d, nil // stored before actors, or without one
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(d, &m); err != nil {
+		return nil, err
+	}
+	if _, ok := m["actor"]; !ok {
+		return d, nil // the text was in a value
+	}
+	delete(m, "actor")
+	return json.Marshal(m)
+}
+
+// then returns the renderer that applies first, then second.
+func then(first, second func(json.RawMessage) (json.RawMessage, error)) func(json.RawMessage) (json.RawMessage, error) {
+	return func(d json.RawMessage) (json.RawMessage, error) {
+		d, err := first(d)
+		if err != nil {
+			return nil, err
+		}
+		return second(d)
+	}
 }
 
 // statusChanged10 renders evse.status.changed 1.0 from the stored data: without
@@ -107,11 +153,25 @@ func statusChanged11(d json.RawMessage) (json.RawMessage, error) {
 	return json.Marshal(m)
 }
 
+// statusChanged12 renders evse.status.changed 1.2: the stored data, with source
+// chargebox for data stored before 1.1.
+func statusChanged12(d json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(d, &m); err != nil {
+		return nil, err
+	}
+	if _, ok := m["source"]; ok {
+		return d, nil
+	}
+	m["source"] = json.RawMessage(`"` + SourceChargebox + `"`)
+	return json.Marshal(m)
+}
+
 func identity(d json.RawMessage) (json.RawMessage, error) { return d, nil }
 
 // Render returns the body of a delivery of e in payload version version:
-// {"type", "timestamp", "data"}. It returns an error for a type or version without a
-// renderer.
+// {"type", "timestamp", "data"}, the timestamp as package timestamp writes it. It
+// returns an error for a type or version without a renderer.
 func (e *Event) Render(version string) ([]byte, error) {
 	data, err := e.RenderData(version)
 	if err != nil {
@@ -121,7 +181,7 @@ func (e *Event) Render(version string) ([]byte, error) {
 		Type      string          `json:"type"`
 		Timestamp string          `json:"timestamp"`
 		Data      json.RawMessage `json:"data"`
-	}{e.Type, e.Time.UTC().Format(time.RFC3339Nano), data})
+	}{e.Type, timestamp.Format(e.Time), data})
 }
 
 // RenderData returns e's data in payload version version. It returns an error for a
@@ -193,7 +253,7 @@ func (ChargeboxPayload) eventPayload() {}
 
 // newEvent returns an event of type typ at now saying p.
 func newEvent(typ string, p EventPayload, now time.Time) Event {
-	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC(), Payload: p}
+	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC().Truncate(Precision), Payload: p}
 }
 
 // NewConnectorUpdatedEvent returns the evse.connector.updated event of connector
@@ -228,16 +288,23 @@ func NewOperatorStatusChangedEvent(e *EVSE, previous EvseStatus, now time.Time) 
 }
 
 // NewConnectionStatusChangedEvent returns the evse.status.changed event of e (as it is
-// after the change) turned UNKNOWN because its charge box's connection ended.
-func NewConnectionStatusChangedEvent(e *EVSE, previous EvseStatus, now time.Time) Event {
-	return newEvent(EventStatusChanged, StatusPayload{EVSE: *e.Clone(), Previous: previous, Source: SourceConnection,
+// after the change) turned UNKNOWN because its charge box's connection ended, with
+// actor as its Actor (ChargeboxActor of the box).
+func NewConnectionStatusChangedEvent(e *EVSE, previous EvseStatus, actor string, now time.Time) Event {
+	ev := newEvent(EventStatusChanged, StatusPayload{EVSE: *e.Clone(), Previous: previous, Source: SourceConnection,
 		ReportedAt: now.UTC()}, now)
+	ev.Actor = actor
+	return ev
 }
 
 // NewChargeboxEvent returns the chargebox.connected or chargebox.disconnected event of
-// box c (its Protocol the connection's), with reason for chargebox.disconnected.
+// box c (its Protocol the connection's), with reason for chargebox.disconnected. Its
+// actor is the box's (ChargeboxActor): a connection is the box's doing, and so is its
+// end as the service sees it, even when a revocation ended it.
 func NewChargeboxEvent(typ string, c *Chargebox, reason string, now time.Time) Event {
-	return newEvent(typ, ChargeboxPayload{ChargeboxID: c.ID, Identity: c.Identity, Protocol: c.Protocol, Reason: reason}, now)
+	ev := newEvent(typ, ChargeboxPayload{ChargeboxID: c.ID, Identity: c.Identity, Protocol: c.Protocol, Reason: reason}, now)
+	ev.Actor = ChargeboxActor(c.Identity)
+	return ev
 }
 
 // NewEVSEEvent returns the event of type typ (evse.created or evse.removed) of e as it

@@ -32,6 +32,15 @@ func TestCatalogueListsWhatIsProduced(t *testing.T) {
 	assert.Equal(t, listed, rendered)
 	assert.Contains(t, listed, chargenet.EventConnectorUpdated)
 	assert.Contains(t, listed, chargenet.EventStatusChanged)
+	ping := listed[chargenet.EventWebhookPing]
+	assert.Equal(t, ping[len(ping)-1], chargenet.PingVersion, "test pings go out in webhook.ping's latest version")
+}
+
+func catalogue(t *testing.T) []chargenet.EventType {
+	t.Helper()
+	out, err := chargenet.EventTypes()
+	require.NoError(t, err)
+	return out
 }
 
 // TestEventsMatchTheContract renders each event type in each version and validates the
@@ -43,7 +52,7 @@ func TestEventsMatchTheContract(t *testing.T) {
 	require.NotNil(t, schema)
 
 	inv := chargenet.DemoInventory(time.Now())
-	now := time.Now()
+	now := time.Now().Truncate(chargenet.Precision)
 	var events []chargenet.Event
 	for _, e := range inv.EVSEs[:8] { // AC and DC, with and without errors, a deleted connector (1004)
 		for _, c := range e.Connectors {
@@ -100,7 +109,7 @@ func TestEventsMatchTheContract(t *testing.T) {
 		events = append(events, chargenet.NewChargeboxEvent(c.typ, box, c.reason, now))
 	}
 	offline := slices.Clone(inv.EVSEs[:2])
-	_, unknown := chargenet.Disconnect(offline, now)
+	_, unknown := chargenet.Disconnect(offline, "chargebox:CB-501", now)
 	require.NotEmpty(t, unknown)
 	events = append(events, unknown...)
 	pings := []chargenet.Event{chargenet.NewPingEvent("wh_01JD0000000000000000000000", "https://receiver.example.com/hooks", now)}
@@ -108,6 +117,9 @@ func TestEventsMatchTheContract(t *testing.T) {
 	ping := pings[0]
 	assert.JSONEq(t, `{"webhookId":"wh_01JD0000000000000000000000","url":"https://receiver.example.com/hooks"}`, string(ping.Data))
 	events = append(events, ping)
+	for i := range events {
+		events[i].Actor = "emsp-acme"
+	}
 	require.NoError(t, wire.EncodeEvents(events))
 	require.NoError(t, wire.EncodeEvents(life))
 	covered := map[string]bool{}
@@ -118,6 +130,10 @@ func TestEventsMatchTheContract(t *testing.T) {
 		assert.True(t, covered[typ], "no event of type %s was checked", typ)
 	}
 
+	latest := map[string]string{}
+	for _, et := range catalogue(t) {
+		latest[et.Type] = et.Latest
+	}
 	for _, ev := range events {
 		for v := range chargenet.Renderers[ev.Type] {
 			body, err := ev.Render(v)
@@ -125,6 +141,13 @@ func TestEventsMatchTheContract(t *testing.T) {
 			var doc any
 			require.NoError(t, json.Unmarshal(body, &doc))
 			assert.NoError(t, schema.VisitJSON(doc), "%s %s: %s", ev.Type, v, body)
+			var data struct{ Data map[string]any }
+			require.NoError(t, json.Unmarshal(body, &data))
+			if v == latest[ev.Type] {
+				assert.Equal(t, "emsp-acme", data.Data["actor"], "%s %s: the latest version carries the actor", ev.Type, v)
+			} else {
+				assert.NotContains(t, data.Data, "actor", "%s %s: older versions render without the actor", ev.Type, v)
+			}
 			var head struct {
 				Type      string    `json:"type"`
 				Timestamp time.Time `json:"timestamp"`

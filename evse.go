@@ -191,6 +191,9 @@ type Connector struct {
 	// connector; zero before the first. Only the status notification path reads it:
 	// EVSE and ListEVSEs leave it zero.
 	StatusReportedAt time.Time
+	// LastUpdated is when the connector's own fields (those the contract shows) last
+	// changed; never later than its EVSE's LastUpdated.
+	LastUpdated time.Time
 }
 
 // Validate checks the connector's values and the rules between them: enum values, ratings
@@ -301,6 +304,8 @@ type EVSE struct {
 	LocationID  string // empty when the EVSE belongs to no location
 	Status      EvseStatus
 	Connectors  []Connector // ascending ID, deleted ones included
+	// LastUpdated is when the EVSE or one of its connectors last changed (see
+	// NextUpdate): it grows with every Version.
 	LastUpdated time.Time
 	// Version counts the changes to the EVSE and its connectors; the ETag derives from it.
 	Version int64

@@ -2,6 +2,7 @@ package chargenet
 
 import (
 	"fmt"
+	"time"
 )
 
 // Inventory is a set of locations and EVSEs loaded together, by `chargenet import` or as
@@ -46,4 +47,23 @@ func (inv *Inventory) Validate() error {
 		uids[e.UID], evseIDs[e.EvseID] = true, true
 	}
 	return nil
+}
+
+// NewestEVSEUpdates returns, for each location the EVSEs of inv are at, the newest of
+// their LastUpdated, to the microsecond. An import keeps a location's LastUpdated the
+// newest of itself and its parts with it: a location of the inventory gets no earlier
+// one, and an existing location that gains EVSEs is touched with it (Location.Touch).
+func (inv *Inventory) NewestEVSEUpdates() map[string]time.Time {
+	out := map[string]time.Time{}
+	for i := range inv.EVSEs {
+		e := &inv.EVSEs[i]
+		if e.LocationID == "" {
+			continue
+		}
+		t := e.LastUpdated.UTC().Truncate(Precision)
+		if old, ok := out[e.LocationID]; !ok || t.After(old) {
+			out[e.LocationID] = t
+		}
+	}
+	return out
 }

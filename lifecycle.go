@@ -73,10 +73,42 @@ func (e *EVSE) Clone() *EVSE {
 	return &cp
 }
 
-// touch records a change of e made at now: Version + 1 and LastUpdated now.
+// Precision is the precision of every time the service keeps and sends.
+const Precision = time.Microsecond
+
+// NextUpdate returns the time of a change made at now to an object last changed at
+// previous: now, or previous + 1 µs when now is not later (a clock behind, or two
+// changes within a microsecond), in UTC to the microsecond. An object's LastUpdated
+// taken this way in the transaction that locks it grows with every version, whichever
+// replica's clock wrote it.
+func NextUpdate(previous, now time.Time) time.Time {
+	now = now.UTC().Truncate(Precision)
+	if next := previous.UTC().Truncate(Precision).Add(Precision); !now.After(previous) && next.After(now) {
+		return next
+	}
+	return now
+}
+
+// touch records a change of e made at now: Version + 1 and LastUpdated NextUpdate.
 func (e *EVSE) touch(now time.Time) {
 	e.Version++
-	e.LastUpdated = now.UTC()
+	e.LastUpdated = NextUpdate(e.LastUpdated, now)
+}
+
+// touchConnector records a change of connector c of e made at now: e is touched and c
+// takes e's new LastUpdated.
+func (e *EVSE) touchConnector(c *Connector, now time.Time) {
+	e.touch(now)
+	c.LastUpdated = e.LastUpdated
+}
+
+// TouchConnector records a change of connector id of e made at now, after
+// UpdateConnector changed it: e gets Version + 1 and LastUpdated NextUpdate, and the
+// connector the same LastUpdated. It does nothing for a connector e does not have.
+func (e *EVSE) TouchConnector(id int64, now time.Time) {
+	if c := e.Connector(id); c != nil {
+		e.touchConnector(c, now)
+	}
 }
 
 // EVSEPatch holds the EVSE fields the operator changes; nil fields keep their value.
@@ -96,7 +128,7 @@ func (p EVSEPatch) Empty() bool {
 // evse.updated for a new chargeboxId or locationId (with previousLocationId when the
 // EVSE moved to another location). A
 // patch that sets what e already has changes nothing and returns no event; otherwise e
-// gets Version + 1 and LastUpdated now.
+// gets Version + 1 and LastUpdated NextUpdate(LastUpdated, now).
 //
 // Errors, in this order, with e unchanged: ErrInvalid for an empty patch or a value out
 // of range; ErrConflict (evse_removed) for a REMOVED EVSE; ErrPreconditionFailed for an
@@ -215,7 +247,7 @@ func (e *EVSE) AddConnector(c Connector, ifMatch string, now time.Time) ([]Event
 		return nil, err
 	}
 	e.Connectors = append(e.Connectors, c)
-	e.touch(now)
+	e.touchConnector(&e.Connectors[len(e.Connectors)-1], now)
 	ev, err := newConnectorEvent(EventConnectorCreated, e, c.ID, now)
 	if err != nil {
 		return nil, err
@@ -238,9 +270,9 @@ func (e *EVSE) DeleteConnector(id int64, ifMatch string, now time.Time) ([]Event
 	if c.DeletedAt != nil {
 		return nil, nil
 	}
-	at := now.UTC()
+	e.touchConnector(c, now)
+	at := c.LastUpdated
 	c.DeletedAt = &at
-	e.touch(now)
 	ev, err := newConnectorEvent(EventConnectorDeleted, e, id, now)
 	if err != nil {
 		return nil, err
@@ -286,7 +318,10 @@ func (e *EVSE) PrepareNew(now time.Time) error {
 	}
 	e.OperatorHold = e.Status == StatusInoperative
 	e.Version = 1
-	e.LastUpdated = now.UTC()
+	e.LastUpdated = now.UTC().Truncate(Precision)
+	for i := range e.Connectors {
+		e.Connectors[i].LastUpdated = e.LastUpdated
+	}
 	slices.SortFunc(e.Connectors, func(a, b Connector) int { return int(a.ID - b.ID) })
 	return e.validate(false)
 }
@@ -320,7 +355,7 @@ func LocationInUse(id string, uids []int64) error {
 }
 
 // SameFields reports whether l and o have the same fields a client sets (everything but
-// EvseUIDs, LastUpdated and DeletedAt).
+// EvseUIDs, LastUpdated, Version and DeletedAt).
 func (l *Location) SameFields(o *Location) bool {
 	return l.ID == o.ID && l.Name == o.Name && l.Address == o.Address && l.City == o.City && l.PostalCode == o.PostalCode &&
 		l.Country == o.Country && l.Latitude == o.Latitude && l.Longitude == o.Longitude && l.TimeZone == o.TimeZone

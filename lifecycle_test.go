@@ -108,3 +108,65 @@ func TestConnectorLife(t *testing.T) {
 	assert.ErrorIs(t, err, chargenet.ErrInvalid)
 	assert.Equal(t, version+2, e.Version, "refusals change nothing")
 }
+
+func TestNextUpdate(t *testing.T) {
+	base := time.Date(2026, 11, 26, 10, 0, 0, 123456000, time.UTC)
+	tests := []struct {
+		name          string
+		previous, now time.Time
+		want          time.Time
+	}{
+		{"a later clock is taken", base, base.Add(time.Second), base.Add(time.Second)},
+		{"to the microsecond", base, base.Add(time.Second + 789), base.Add(time.Second)},
+		{"the same microsecond moves one on", base, base.Add(999), base.Add(time.Microsecond)},
+		{"a clock behind moves one on from the previous", base, base.Add(-time.Hour), base.Add(time.Microsecond)},
+		{"a previous time with nanoseconds", base.Add(500), base.Add(-time.Hour), base.Add(time.Microsecond)},
+		{"in UTC", base, base.Add(time.Minute).In(time.FixedZone("x", 3600)), base.Add(time.Minute)},
+		{"the first change", time.Time{}, base, base},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := chargenet.NextUpdate(tt.previous, tt.now)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, time.UTC, got.Location())
+			assert.True(t, got.After(tt.previous), "later than the previous")
+		})
+	}
+}
+
+// TestChangesGrowLastUpdated applies changes with a clock that runs backwards: each one
+// still gives the EVSE, and the connector it changed, a later LastUpdated.
+func TestChangesGrowLastUpdated(t *testing.T) {
+	e := chargenet.DemoInventory(time.Now()).EVSEs[0]
+	e.Version = 1
+	clock := time.Now().Add(time.Hour)
+	tick := func() time.Time { clock = clock.Add(-time.Minute); return clock }
+	last := e.LastUpdated
+	check := func(what string, connector int64) {
+		t.Helper()
+		assert.True(t, e.LastUpdated.After(last), "%s: %s after %s", what, e.LastUpdated, last)
+		if connector > 0 {
+			assert.Equal(t, e.LastUpdated, e.Connector(connector).LastUpdated, "%s: the connector's time", what)
+		}
+		last = e.LastUpdated
+	}
+	power := 50.0
+	_, err := e.UpdateConnector(1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "")
+	require.NoError(t, err)
+	e.TouchConnector(1, tick())
+	check("PATCH", 1)
+	_, err = e.AddConnector(e.Connectors[0], "", tick())
+	require.NoError(t, err)
+	check("connector added", e.Connectors[len(e.Connectors)-1].ID)
+	_, err = e.DeleteConnector(1, "", tick())
+	require.NoError(t, err)
+	check("connector deleted", 1)
+	assert.Equal(t, e.LastUpdated, *e.Connector(1).DeletedAt, "deleted when it changed")
+	inoperative := chargenet.StatusInoperative
+	_, err = e.ApplyPatch(chargenet.EVSEPatch{Status: &inoperative}, "", tick())
+	require.NoError(t, err)
+	check("status", 0)
+	_, err = e.Remove("", tick())
+	require.NoError(t, err)
+	check("removed", 0)
+}

@@ -9,21 +9,34 @@ import (
 
 // Location is a site that holds EVSEs, modelled on the OCPI 2.2.1 Location.
 type Location struct {
-	ID          string
-	Name        string
-	Address     string
-	City        string
-	PostalCode  string // empty where the country has none
-	Country     string // ISO 3166-1 alpha-3
-	Latitude    float64
-	Longitude   float64
-	TimeZone    string // IANA name
-	EvseUIDs    []int64
+	ID         string
+	Name       string
+	Address    string
+	City       string
+	PostalCode string // empty where the country has none
+	Country    string // ISO 3166-1 alpha-3
+	Latitude   float64
+	Longitude  float64
+	TimeZone   string // IANA name
+	EvseUIDs   []int64
+	// LastUpdated is when the location, its list of EVSEs or one of its EVSEs last
+	// changed: never earlier than any of its EVSEs' LastUpdated. Version counts those
+	// changes; LastUpdated grows with every Version (see NextUpdate).
 	LastUpdated time.Time
+	Version     int64
 	DeletedAt   *time.Time // nil while the location exists
 	// ChangePos is the position of the location's last change in the change order (see
 	// ChangeSeek); only ListLocationChanges sets it.
 	ChangePos uint64
+}
+
+// Touch records a change of l made at now: of its own fields, of its list of EVSEs, or
+// of one of its EVSEs (now is then the newest LastUpdated of the EVSEs that changed).
+// l gets Version + 1 and LastUpdated NextUpdate, so that it stays the newest time of
+// itself and its parts, and grows with every version whatever the clock says.
+func (l *Location) Touch(now time.Time) {
+	l.Version++
+	l.LastUpdated = NextUpdate(l.LastUpdated, now)
 }
 
 var (

@@ -24,6 +24,7 @@ const (
 	ListEVSEs     = "evses"
 	ListLocations = "locations"
 	ListWebhooks  = "webhooks"
+	ListKeys      = "keys"
 	// ListChargeboxes is the list of charge boxes registered for OCPP.
 	ListChargeboxes = "chargeboxes"
 )
@@ -273,8 +274,9 @@ type ChangePage[T any] struct {
 func ChangeFilter(since time.Time) string { return since.UTC().Format(time.RFC3339Nano) }
 
 // EventFilter is the filter an event log cursor is bound to: its types (in any order,
-// repeats ignored) and since (zero: none).
-func EventFilter(types []string, since time.Time) string {
+// repeats ignored), since (zero: none) and actor (empty: none). Without an actor it is
+// what it was before the actor filter existed, so that earlier cursors stay valid.
+func EventFilter(types []string, since time.Time, actor string) string {
 	t := slices.Clone(types)
 	slices.Sort(t)
 	t = slices.Compact(t)
@@ -282,7 +284,11 @@ func EventFilter(types []string, since time.Time) string {
 	if !since.IsZero() {
 		s = ChangeFilter(since)
 	}
-	return strings.Join(t, ",") + "|" + s
+	f := strings.Join(t, ",") + "|" + s
+	if actor != "" {
+		f += "|" + actor
+	}
+	return f
 }
 
 // PaginateChanges reads the page of a change list or of the event log (list: one of

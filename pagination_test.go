@@ -264,7 +264,7 @@ func TestPaginateChangesRefusesForeignCursors(t *testing.T) {
 	}{
 		{"another updated_since", ListEVSEChanges, ChangeFilter(t0.Add(time.Nanosecond)), page.Next, "same filters (updated_since)"},
 		{"another change list", ListLocationChanges, ChangeFilter(t0), page.Next, "another list"},
-		{"the event log", ListEvents, EventFilter(nil, t0), page.Next, "another list"},
+		{"the event log", ListEvents, EventFilter(nil, t0, ""), page.Next, "another list"},
 		{"a plain list's cursor", ListEVSEChanges, ChangeFilter(t0), plain.Next, "without updated_since"},
 		{"tampered", ListEVSEChanges, ChangeFilter(t0), page.Next[:len(page.Next)-2] + "AA", "altered"},
 	}
@@ -289,8 +289,11 @@ func TestPaginateChangesRefusesForeignCursors(t *testing.T) {
 
 func TestEventFilter(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.FixedZone("CET", 3600))
-	assert.Equal(t, EventFilter([]string{"b", "a", "b"}, t0), EventFilter([]string{"a", "b"}, t0.UTC()), "order, repeats and zone do not matter")
-	assert.NotEqual(t, EventFilter([]string{"a"}, t0), EventFilter([]string{"a", "b"}, t0))
-	assert.NotEqual(t, EventFilter(nil, t0), EventFilter(nil, time.Time{}))
-	assert.NotEqual(t, EventFilter([]string{"a"}, time.Time{}), EventFilter(nil, time.Time{}))
+	assert.Equal(t, EventFilter([]string{"b", "a", "b"}, t0, ""), EventFilter([]string{"a", "b"}, t0.UTC(), ""), "order, repeats and zone do not matter")
+	assert.NotEqual(t, EventFilter([]string{"a"}, t0, ""), EventFilter([]string{"a", "b"}, t0, ""))
+	assert.NotEqual(t, EventFilter(nil, t0, ""), EventFilter(nil, time.Time{}, ""))
+	assert.NotEqual(t, EventFilter([]string{"a"}, time.Time{}, ""), EventFilter(nil, time.Time{}, ""))
+	assert.NotEqual(t, EventFilter(nil, t0, "emsp-acme"), EventFilter(nil, t0, ""))
+	assert.NotEqual(t, EventFilter(nil, t0, "a"), EventFilter(nil, t0, "b"))
+	assert.Equal(t, "a,b|"+ChangeFilter(t0), EventFilter([]string{"a", "b"}, t0, ""), "cursors issued before the actor filter stay valid")
 }

@@ -84,7 +84,8 @@ type StatusPlan struct {
 // such a connector takes the mapped status when the notification is newer than the
 // EVSE's StatusReportedAt and the operator does not hold its status (EVSE.Held). A
 // REMOVED EVSE takes nothing. An EVSE whose status or connector error changed gets Version
-// + 1 and LastUpdated now; a changed status also produces an evse.status.changed event,
+// + 1 and LastUpdated NextUpdate(LastUpdated, now), and so does each connector whose
+// error changed; a changed status also produces an evse.status.changed event,
 // a connector error changed without the status an evse.updated event.
 //
 // Errors: ErrNotFound when the charge box has no EVSE or no connector k; ErrConflict
@@ -168,6 +169,7 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 	}
 	touched := map[int]bool{} // EVSEs with a connector the notification applies to
 	changed := map[int]bool{}
+	var errorChanged []target // connectors whose error the notification changed
 	var order []int
 	for _, t := range targets {
 		e := &evses[t.evse]
@@ -177,6 +179,7 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 		}
 		if !sameError(c.Error, cerr) {
 			changed[t.evse] = true
+			errorChanged = append(errorChanged, t)
 		}
 		c.Error, c.StatusReportedAt = copyError(cerr), ts
 		plan.Reached[e.UID] = append(plan.Reached[e.UID], c.ID)
@@ -201,8 +204,7 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 			}
 		}
 		if changed[i] {
-			e.Version++
-			e.LastUpdated = now.UTC()
+			e.touch(now)
 		}
 		plan.Changed = append(plan.Changed, e) // status times move even without a visible change
 		switch {
@@ -212,6 +214,9 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 			plan.Events = append(plan.Events, NewEVSEUpdatedEvent(e, e.LocationID, now))
 		}
 		plan.Result.EVSEs = append(plan.Result.EVSEs, StatusChange{UID: e.UID, Status: e.Status, Previous: previous, Version: e.Version, Reason: reason})
+	}
+	for _, t := range errorChanged {
+		evses[t.evse].Connectors[t.conn].LastUpdated = evses[t.evse].LastUpdated
 	}
 	plan.Result.Applied = applied
 	switch {

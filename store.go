@@ -12,6 +12,20 @@ import (
 // errors (*Error wrapping ErrNotFound, ErrInvalid, ...) for conditions a client caused,
 // ErrUnavailable when the database cannot be reached, and other errors only for failures
 // the client cannot act on.
+//
+// Every write takes the time of a change in its transaction, on the rows as it read
+// them (locked where the database has row locks): an EVSE's, connector's or location's
+// LastUpdated becomes NextUpdate(its previous one, now), so it grows with every version
+// whatever the now a write is given (a replica's clock behind another's, a clock set
+// back). The now of a write method is the caller's clock reading. A location is touched
+// (Location.Touch) by every change of itself, of its list of EVSEs and of one of its
+// EVSEs, in the transaction of that change, so that its LastUpdated is the newest of
+// itself and its parts; no location event is recorded for a change of its parts. Times
+// are kept and returned in UTC to the microsecond (Precision).
+//
+// The methods that change the network take the actor of the change (the name of the
+// API key that made it, or "chargebox:<identity>"): the store sets it as the Actor of
+// every event the change records.
 type Store interface {
 	EVSEService
 	LocationService
@@ -26,7 +40,11 @@ type Store interface {
 	Inspector
 
 	// Import inserts the inventory in one transaction: all of it or, on any error, none.
-	// An identifier that already exists is ErrConflict naming the record.
+	// Its EVSEs and locations get Version 1, their connectors their EVSE's LastUpdated,
+	// and its locations a LastUpdated no earlier than their EVSEs'; an existing location
+	// that gains EVSEs is touched with the newest of their LastUpdated
+	// (Inventory.NewestEVSEUpdates). An identifier that already exists is ErrConflict
+	// naming the record.
 	Import(ctx context.Context, inv *Inventory) error
 	// Setting returns a stored setting, storing value first if the name has none yet; of
 	// several concurrent callers (replicas) all get the value that was stored first.
@@ -52,34 +70,37 @@ type EVSEService interface {
 	// UpdateConnector applies patch to one connector in a single transaction that locks
 	// the EVSE, checks the rules through EVSE.UpdateConnector (so ErrNotFound,
 	// ErrPreconditionFailed, ErrConflict and ErrInvalid come from there), writes only the
-	// patched columns, increments the EVSE's Version, sets LastUpdated to now, and returns
-	// the EVSE as committed. ErrNotFound if the EVSE does not exist.
-	UpdateConnector(ctx context.Context, uid, connectorID int64, patch ConnectorPatch, ifMatch string, now time.Time) (*EVSE, error)
+	// patched columns, increments the EVSE's Version, takes its LastUpdated, and the
+	// connector's, as NextUpdate(LastUpdated, now) (EVSE.TouchConnector), touches its
+	// location, and returns the EVSE as committed. ErrNotFound if the EVSE does not exist.
+	UpdateConnector(ctx context.Context, uid, connectorID int64, patch ConnectorPatch, ifMatch, actor string, now time.Time) (*EVSE, error)
 	// ApplyStatusNotification applies a charge box's status notification in one
 	// transaction that locks the charge box's EVSEs, through ApplyStatusNotification (so
-	// its errors come from there), and records the events it produces in the same
-	// transaction. ErrNotFound if the charge box has no EVSE.
-	ApplyStatusNotification(ctx context.Context, n *StatusNotification, now time.Time) (*StatusResult, error)
+	// its errors come from there), touches the locations of the EVSEs whose Version it
+	// changed, and records the events it produces in the same transaction. ErrNotFound if
+	// the charge box has no EVSE.
+	ApplyStatusNotification(ctx context.Context, n *StatusNotification, actor string, now time.Time) (*StatusResult, error)
 	// CreateEVSE stores e, already checked by EVSE.PrepareNew, with a new UID (one more
-	// than the highest in use), in one transaction with its evse.created event, the
-	// LastUpdated (now) of its location, and idem's answer when idem is not nil. It
+	// than the highest in use), in one transaction with its evse.created event, the touch
+	// of its location with e's LastUpdated, and idem's answer when idem is not nil. It
 	// returns the EVSE as stored. Errors: ErrInvalid (locationId) when the location does
 	// not exist; ErrConflict with code location_deleted when it is deleted, code conflict
 	// (param evseId) when the evseId is taken, and code idempotency_key_in_use when
 	// idem's key has an unexpired answer already.
-	CreateEVSE(ctx context.Context, e *EVSE, idem *Idempotency, now time.Time) (*EVSE, error)
+	CreateEVSE(ctx context.Context, e *EVSE, idem *Idempotency, actor string, now time.Time) (*EVSE, error)
 	// ChangeEVSE reads EVSE uid with everything the domain rules need (OperatorHold
 	// included) in a write transaction, and lets change apply one of the domain's
 	// changes to it (EVSE.ApplyPatch, Remove, AddConnector, DeleteConnector), which
 	// returns the change's events or a domain error. When change leaves the Version as it
 	// was, nothing is written and the EVSE is returned as read. Otherwise the store
 	// writes the EVSE, all its connectors, the events, idem's answer when idem is not
-	// nil, and, when the location changed, the LastUpdated (now) of the old and the new
-	// location, and returns the EVSE as committed. Errors: ErrNotFound (uid); change's
+	// nil, and the touch of its location with its new LastUpdated (of the old and the new
+	// location when it moved), and returns the EVSE as committed. The domain's changes
+	// take LastUpdated as NextUpdate of the EVSE as read. Errors: ErrNotFound (uid); change's
 	// errors unchanged; ErrInvalid (locationId) when a new location does not exist,
 	// ErrConflict location_deleted when it is deleted; ErrConflict idempotency_key_in_use
 	// as for CreateEVSE. Nothing is written when an error is returned.
-	ChangeEVSE(ctx context.Context, uid int64, change func(*EVSE) ([]Event, error), idem *Idempotency, now time.Time) (*EVSE, error)
+	ChangeEVSE(ctx context.Context, uid int64, change func(*EVSE) ([]Event, error), idem *Idempotency, actor string, now time.Time) (*EVSE, error)
 }
 
 // LocationService reads and changes locations.
@@ -94,17 +115,19 @@ type LocationService interface {
 	// ListLocationChanges reads one slice of the locations changed since seek.Since,
 	// deleted ones included, in change order, each with its ChangePos and EvseUIDs set.
 	ListLocationChanges(ctx context.Context, seek ChangeSeek[string]) ([]Location, error)
-	// PutLocation creates location l (EvseUIDs, LastUpdated and DeletedAt are ignored;
-	// created true, event location.created) or replaces the fields a client sets of the
-	// existing one (event location.updated), with LastUpdated now, in one transaction.
-	// A replacement with the same fields (Location.SameFields) writes nothing and returns
-	// the location as stored. ErrConflict location_deleted when the location was deleted.
-	PutLocation(ctx context.Context, l *Location, now time.Time) (loc *Location, created bool, err error)
-	// DeleteLocation marks location id deleted (DeletedAt and LastUpdated now) with its
-	// location.deleted event. A location already deleted is returned as it is.
+	// PutLocation creates location l (EvseUIDs, LastUpdated, Version and DeletedAt are
+	// ignored; created true, Version 1, LastUpdated now, event location.created) or
+	// replaces the fields a client sets of the existing one, which is touched
+	// (Location.Touch; event location.updated), in one transaction. A replacement with
+	// the same fields (Location.SameFields) writes nothing and returns the location as
+	// stored. ErrConflict location_deleted when the location was deleted.
+	PutLocation(ctx context.Context, l *Location, actor string, now time.Time) (loc *Location, created bool, err error)
+	// DeleteLocation marks location id deleted, touched (Location.Touch) and with
+	// DeletedAt its new LastUpdated, with its location.deleted event. A location already
+	// deleted is returned as it is.
 	// ErrNotFound when there is none; ErrConflict location_in_use (chargenet.LocationInUse)
 	// while an EVSE at it is not REMOVED.
-	DeleteLocation(ctx context.Context, id string, now time.Time) (*Location, error)
+	DeleteLocation(ctx context.Context, id, actor string, now time.Time) (*Location, error)
 }
 
 // WebhookService keeps each API key's webhooks and the deliveries queued for them (the
@@ -133,7 +156,7 @@ type WebhookService interface {
 	// such webhook.
 	ListDeliveryAttempts(ctx context.Context, owner, webhookID string, seek Seek[int64]) ([]DeliveryAttempt, error)
 	// SendTestEvent stores ev (a webhook.ping) and queues it, due now, for owner's
-	// webhook webhookID only, with payload version "1.0", and announces it. ErrNotFound if
+	// webhook webhookID only, in payload version PingVersion, and announces it. ErrNotFound if
 	// there is no such webhook.
 	SendTestEvent(ctx context.Context, owner, webhookID string, ev Event, now time.Time) error
 	// ReplayEvents queues the logged events r selects for owner's webhook again, due now,
@@ -156,14 +179,30 @@ type WebhookService interface {
 	RecordAttempts(ctx context.Context, records ...AttemptRecord) error
 }
 
-// KeyService keeps the API keys, by the hash of their secret.
+// KeyService keeps the API keys, by the hashes of their secrets.
 type KeyService interface {
-	// CreateAPIKey stores a key by its hash. ErrConflict if the name is taken.
+	// CreateAPIKey stores a key by its hash. ErrConflict if the name is taken (also by a
+	// revoked key) or the hash is.
 	CreateAPIKey(ctx context.Context, key APIKey) error
-	// RevokeAPIKey marks the named key revoked. ErrNotFound if no active key has the name.
+	// RevokeAPIKey marks the named key revoked: none of its secrets works any more.
+	// ErrNotFound if no active key has the name.
 	RevokeAPIKey(ctx context.Context, name string, now time.Time) error
-	// APIKeyByHash returns the active (not revoked) key with this hash. ErrNotFound otherwise.
+	// APIKeyByHash returns the key, not revoked, whose current or previous secret has
+	// this hash, also when that secret has expired (APIKey.SecretExpiry says until when
+	// it works). ErrNotFound otherwise.
 	APIKeyByHash(ctx context.Context, hash [sha256.Size]byte) (*APIKey, error)
+	// ListAPIKeys reads one keyset slice of the keys not revoked, expired ones
+	// included, ordered by name (see Seek).
+	ListAPIKeys(ctx context.Context, seek Seek[string]) ([]APIKey, error)
+	// RotateAPIKey gives the named key the secret whose hash is r.Hash. The current
+	// secret keeps working until r.PreviousUntil; the one an earlier rotation replaced
+	// stops at once. r.ExpiresAt, when set, becomes the key's expiry. It returns the key
+	// as stored. ErrNotFound if no active key has the name; ErrConflict (param hash) if
+	// a key has that hash.
+	RotateAPIKey(ctx context.Context, name string, r KeyRotation) (*APIKey, error)
+	// RecordAPIKeyUse sets each named key's LastUsedAt to its use's time, unless it is
+	// later already, in one transaction. Unknown and revoked names are skipped.
+	RecordAPIKeyUse(ctx context.Context, uses []KeyUse) error
 }
 
 // IdempotencyService reads the answers kept for Idempotency-Keys; the writes that
@@ -296,20 +335,3 @@ func (a *DeliveryAttempt) ReceiverDown() bool {
 	return a.Outcome == OutcomeFailed && a.NextAttemptAt != nil &&
 		(a.HTTPStatus == 0 || a.HTTPStatus >= 500 || a.HTTPStatus == 429)
 }
-
-// APIKey is a stored API key. Only its SHA-256 hash is kept.
-type APIKey struct {
-	Name      string
-	Hash      [sha256.Size]byte
-	Scope     string
-	CreatedAt time.Time
-}
-
-// Scopes an API key can have.
-const (
-	ScopePartner = "partner" // the public API
-	ScopeIngest  = "ingest"  // charge-box status ingestion
-)
-
-// HashAPIKey returns the SHA-256 of a key, the only form in which keys are stored.
-func HashAPIKey(key string) [sha256.Size]byte { return sha256.Sum256([]byte(key)) }

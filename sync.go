@@ -68,9 +68,10 @@ type Pruned struct {
 // EventLog keeps every event for the retention window.
 type EventLog interface {
 	// ListEvents reads one slice of the event log in change order (each event's Pos and
-	// Seq set; Key is the Seq), only events of types when types is not empty.
-	// webhook.ping events are never listed.
-	ListEvents(ctx context.Context, seek ChangeSeek[int64], types []string) ([]Event, error)
+	// Seq set; Key is the Seq), only events of types when types is not empty, and only
+	// events whose Actor is actor when actor is not empty. webhook.ping events are never
+	// listed.
+	ListEvents(ctx context.Context, seek ChangeSeek[int64], types []string, actor string) ([]Event, error)
 	// Event returns the logged event with this id. ErrNotFound if there is none (pruned,
 	// never produced, or a webhook.ping).
 	Event(ctx context.Context, id string) (*Event, error)

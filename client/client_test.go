@@ -240,11 +240,11 @@ func (s *flakyStore) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, err
 	return s.Store.EVSEDoc(ctx, uid)
 }
 
-func (s *flakyStore) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
+func (s *flakyStore) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch, actor string, now time.Time) (*chargenet.EVSE, error) {
 	if err := s.fail(); err != nil {
 		return nil, err
 	}
-	return s.Store.UpdateConnector(ctx, uid, connectorID, patch, ifMatch, now)
+	return s.Store.UpdateConnector(ctx, uid, connectorID, patch, ifMatch, actor, now)
 }
 
 func newFlakyServer(t *testing.T) (*demoServer, *flakyStore) {
@@ -263,7 +263,7 @@ func wantEVSE(t *testing.T, store chargenet.Store, uid int64) client.EVSE {
 	require.NoError(t, err)
 	out := client.EVSE{
 		UID: e.UID, EVSEID: e.EvseID, ChargeboxID: e.ChargeboxID, LocationID: e.LocationID,
-		Status: client.EVSEStatus(e.Status), LastUpdated: e.LastUpdated.UTC(), Connectors: []client.Connector{},
+		Status: client.EVSEStatus(e.Status), LastUpdated: e.LastUpdated.UTC(), Version: e.Version, Connectors: []client.Connector{},
 	}
 	for _, c := range e.Connectors {
 		cc := client.Connector{
@@ -294,7 +294,7 @@ func wantLocation(t *testing.T, store chargenet.Store, id string) client.Locatio
 	out := client.Location{
 		ID: l.ID, Name: l.Name, Address: l.Address, City: l.City, PostalCode: l.PostalCode,
 		Country: l.Country, Latitude: l.Latitude, Longitude: l.Longitude, TimeZone: l.TimeZone,
-		EVSEUIDs: l.EvseUIDs, LastUpdated: l.LastUpdated.UTC(),
+		EVSEUIDs: l.EvseUIDs, LastUpdated: l.LastUpdated.UTC(), Version: l.Version,
 	}
 	if l.DeletedAt != nil {
 		d := l.DeletedAt.UTC()

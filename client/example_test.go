@@ -267,17 +267,17 @@ func ExampleClient_EventTypes() {
 	// Output:
 	// chargebox.connected [1.0] latest 1.0
 	// chargebox.disconnected [1.0] latest 1.0
-	// evse.connector.created [1.0] latest 1.0
-	// evse.connector.deleted [1.0] latest 1.0
-	// evse.connector.updated [1.0] latest 1.0
-	// evse.created [1.0] latest 1.0
-	// evse.removed [1.0] latest 1.0
+	// evse.connector.created [1.0 1.1] latest 1.1
+	// evse.connector.deleted [1.0 1.1] latest 1.1
+	// evse.connector.updated [1.0 1.1] latest 1.1
+	// evse.created [1.0 1.1] latest 1.1
+	// evse.removed [1.0 1.1] latest 1.1
 	// evse.status.changed [1.0 1.1 1.2] latest 1.2
-	// evse.updated [1.0] latest 1.0
-	// location.created [1.0] latest 1.0
-	// location.deleted [1.0] latest 1.0
-	// location.updated [1.0] latest 1.0
-	// webhook.ping [1.0] latest 1.0
+	// evse.updated [1.0 1.1] latest 1.1
+	// location.created [1.0 1.1] latest 1.1
+	// location.deleted [1.0 1.1] latest 1.1
+	// location.updated [1.0 1.1] latest 1.1
+	// webhook.ping [1.0 1.1] latest 1.1
 }
 
 func ExampleClient_CreateEVSE() {

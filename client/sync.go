@@ -128,6 +128,9 @@ type EventQuery struct {
 	// Since keeps only events at or after it (zero: the whole log). Use it for the
 	// first walk only; resume with the Changes' Cursor.
 	Since time.Time
+	// Actor keeps only the events of the changes one API key made (its name), or one
+	// charge box reported ("chargebox:<identity>"); empty: every event.
+	Actor string
 	// APIVersion renders each event in the highest version of its type not newer than
 	// it; empty means each type's latest.
 	APIVersion string
@@ -142,6 +145,9 @@ func (q EventQuery) params(req PageRequest) gen.ListEventsParams {
 	if !q.Since.IsZero() {
 		p.Since = &q.Since
 	}
+	if q.Actor != "" {
+		p.Actor = &q.Actor
+	}
 	if q.APIVersion != "" {
 		p.ApiVersion = &q.APIVersion
 	}
@@ -150,7 +156,7 @@ func (q EventQuery) params(req PageRequest) gen.ListEventsParams {
 
 func eventFromAPI(e *gen.LoggedEvent) Event {
 	data, _ := e.Data.MarshalJSON() // the raw JSON it was decoded from
-	return Event{ID: e.Id, Type: e.Type, APIVersion: e.ApiVersion, Timestamp: e.Timestamp, Data: data}
+	return Event{ID: e.Id, Type: e.Type, APIVersion: e.ApiVersion, Timestamp: e.Timestamp.Time, Data: data}
 }
 
 // Events walks the event log, every event the service produced in its retention period

@@ -131,6 +131,16 @@ func TestEventsAndEvent(t *testing.T) {
 	require.NoError(t, json.Unmarshal(one.Data, &data))
 	assert.Equal(t, chargenet.SourceOperator, data.Source)
 
+	for actor, want := range map[string]int{chargenet.DevKeyName: 4, "nobody": 0} {
+		var n int
+		for e, err := range c.Events(client.EventQuery{Since: t0, Actor: actor}, client.SyncOptions{}).All(ctx) {
+			require.NoError(t, err)
+			assert.Contains(t, string(e.Data), `"actor":"`+actor+`"`, "the latest version carries the actor")
+			n++
+		}
+		assert.Equal(t, want, n, "the events of actor %q", actor)
+	}
+
 	_, err = c.Event(ctx, "evt_00000000000000000000000000", "")
 	requireAPIError(t, err, client.ErrNotFound, 404, client.CodeNotFound)
 	for _, err := range c.Events(client.EventQuery{Types: []string{chargenet.EventWebhookPing}}, client.SyncOptions{}).All(ctx) {

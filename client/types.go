@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/timestamp"
 )
 
 // EVSEStatus is the status of an EVSE, mapped from the OCPP 1.6 status of its charge
@@ -90,8 +91,12 @@ type EVSE struct {
 	// Connectors are all connectors of the EVSE in ascending ID order, deleted ones
 	// included (see Connector.Deleted).
 	Connectors []Connector
-	// LastUpdated is when the EVSE or one of its connectors last changed (UTC).
+	// LastUpdated is when the EVSE or one of its connectors last changed (UTC, to the
+	// microsecond). It is later with every Version.
 	LastUpdated time.Time
+	// Version counts the changes of the EVSE and its connectors (its ETag holds it): of
+	// two copies of an EVSE, the one with the higher Version is the newer one.
+	Version int64
 }
 
 // Connector returns the connector of e with the given ID, or nil.
@@ -178,9 +183,14 @@ type Location struct {
 	TimeZone string
 	// EVSEUIDs are the UIDs of the EVSEs at the location, ascending.
 	EVSEUIDs []int64
-	// LastUpdated is when the location last changed (UTC): its own fields, its deletion
-	// or the set of EVSEs it holds.
+	// LastUpdated is when the location last changed (UTC, to the microsecond): its own
+	// fields, its deletion, the set of EVSEs it holds, or one of those EVSEs or their
+	// connectors. It is the newest of the location's and its EVSEs', and later with every
+	// Version.
 	LastUpdated time.Time
+	// Version counts the changes that moved LastUpdated: of two copies of a location, the
+	// one with the higher Version is the newer one.
+	Version int64
 	// DeletedAt is when the location was deleted (see DeleteLocation), or nil while it
 	// exists.
 	DeletedAt *time.Time
@@ -257,7 +267,10 @@ func evseFromAPI(a *gen.EVSE) EVSE {
 		ChargeboxID: a.ChargeboxId,
 		Status:      EVSEStatus(a.Status),
 		Connectors:  make([]Connector, len(a.Connectors)),
-		LastUpdated: a.LastUpdated,
+		LastUpdated: a.LastUpdated.Time,
+	}
+	if a.Version != nil {
+		e.Version = *a.Version
 	}
 	if a.LocationId != nil {
 		e.LocationID = *a.LocationId
@@ -272,7 +285,7 @@ func evseFromAPI(a *gen.EVSE) EVSE {
 			MaxAmperage:      ac.MaxAmperage,
 			MaxVoltage:       ac.MaxVoltage,
 			TariffIDs:        ac.TariffIds,
-			DeletedAt:        ac.DeletedAt,
+			DeletedAt:        timeOf(ac.DeletedAt),
 		}
 		if c.TariffIDs == nil {
 			c.TariffIDs = []string{}
@@ -291,6 +304,15 @@ func evseFromAPI(a *gen.EVSE) EVSE {
 	return e
 }
 
+// timeOf returns the time of t, nil when t is nil.
+func timeOf(t *timestamp.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	at := t.Time
+	return &at
+}
+
 func locationFromAPI(a *gen.Location) Location {
 	l := Location{
 		ID:          a.Id,
@@ -302,8 +324,11 @@ func locationFromAPI(a *gen.Location) Location {
 		Longitude:   a.Coordinates.Longitude,
 		TimeZone:    a.TimeZone,
 		EVSEUIDs:    a.EvseUids,
-		LastUpdated: a.LastUpdated,
-		DeletedAt:   a.DeletedAt,
+		LastUpdated: a.LastUpdated.Time,
+		DeletedAt:   timeOf(a.DeletedAt),
+	}
+	if a.Version != nil {
+		l.Version = *a.Version
 	}
 	if a.PostalCode != nil {
 		l.PostalCode = *a.PostalCode

@@ -90,23 +90,144 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ListKeys List API keys
+	//
+	// Scope: keys
+	//
+	// Returns one page of the API keys that are not revoked, expired ones included, in
+	// ascending `name` order, without their secrets: the service keeps only their
+	// SHA-256 hashes. Pagination works as on every list (see Pagination). Development
+	// keys given in the service's environment are not stored and not listed.
+	//
+	// `lastUsedAt` is coarse: each server instance notes a key's use at most once a
+	// minute and writes what it noted once a minute, so the value is the minute of the
+	// last use (rounded down), up to about two minutes late, and an instance that stops
+	// abruptly loses its last minute.
+	//
+	// Corresponds with GET /admin/v1/keys (the `ListKeys` operationId).
+	ListKeys(ctx context.Context, params *ListKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateKeyWithBody Create an API key
+	//
+	// Scope: keys
+	//
+	// Creates an API key and answers with its `secret`, the only time it is shown: the
+	// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
+	// holder.
+	//
+	// `name` identifies the key for good: it is the `actor` of every change the key
+	// makes, the owner of the webhooks it creates, and the path of its other operations.
+	// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
+	// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
+	// key with the `keys` scope can create keys with any scope, `keys` included: hand
+	// it out with care. `expiresAt` (in the future) ends the key: from then on it is
+	// answered with 403 `key_expired`. `rateLimit` replaces the service's default rate
+	// limit for this key.
+	//
+	// There is no `Idempotency-Key`: its kept answer would hold the secret. When the
+	// answer to a creation is lost, a retry is answered with 409 `conflict`; rotate the
+	// key (`overlapSeconds` 0) to get a secret.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/v1/keys (the `CreateKey` operationId).
+	CreateKeyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateKey Create an API key
+	//
+	// Scope: keys
+	//
+	// Creates an API key and answers with its `secret`, the only time it is shown: the
+	// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
+	// holder.
+	//
+	// `name` identifies the key for good: it is the `actor` of every change the key
+	// makes, the owner of the webhooks it creates, and the path of its other operations.
+	// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
+	// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
+	// key with the `keys` scope can create keys with any scope, `keys` included: hand
+	// it out with care. `expiresAt` (in the future) ends the key: from then on it is
+	// answered with 403 `key_expired`. `rateLimit` replaces the service's default rate
+	// limit for this key.
+	//
+	// There is no `Idempotency-Key`: its kept answer would hold the secret. When the
+	// answer to a creation is lost, a retry is answered with 409 `conflict`; rotate the
+	// key (`overlapSeconds` 0) to get a secret.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/v1/keys (the `CreateKey` operationId).
+	CreateKey(ctx context.Context, body CreateKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeKey Revoke an API key
+	//
+	// Scope: keys
+	//
+	// Revokes the key: none of its secrets works any more, on every server instance
+	// within the service's key cache time (5 seconds by default); it is then answered
+	// with 403 `unauthorized`. Its name stays taken. A name that no active key has is
+	// answered with 404.
+	//
+	// Corresponds with DELETE /admin/v1/keys/{name} (the `RevokeKey` operationId).
+	RevokeKey(ctx context.Context, name KeyNamePath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateKeyWithBody Rotate an API key's secret
+	//
+	// Scope: keys
+	//
+	// Gives the key a new secret and answers with it, the only time it is shown. The old
+	// secret keeps working for `overlapSeconds` (default 86400, one day; 0 ends it at
+	// once), so that the key's holder can switch without an outage; afterwards it is
+	// answered with 403 `key_expired`. Rotating again during an overlap ends the older
+	// secret at once. The key keeps its name, scopes, rate limit and webhooks, and its
+	// expiry unless the body gives a new `expiresAt`. Every server instance sees the
+	// change within the service's key cache time (5 seconds by default). A name that no
+	// active key has is answered with 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/v1/keys/{name}/rotate (the `RotateKey` operationId).
+	RotateKeyWithBody(ctx context.Context, name KeyNamePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateKey Rotate an API key's secret
+	//
+	// Scope: keys
+	//
+	// Gives the key a new secret and answers with it, the only time it is shown. The old
+	// secret keeps working for `overlapSeconds` (default 86400, one day; 0 ends it at
+	// once), so that the key's holder can switch without an outage; afterwards it is
+	// answered with 403 `key_expired`. Rotating again during an overlap ends the older
+	// secret at once. The key keeps its name, scopes, rate limit and webhooks, and its
+	// expiry unless the body gives a new `expiresAt`. Every server instance sees the
+	// change within the service's key cache time (5 seconds by default). A name that no
+	// active key has is answered with 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/v1/keys/{name}/rotate (the `RotateKey` operationId).
+	RotateKey(ctx context.Context, name KeyNamePath, body RotateKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEvents List the event log
+	//
+	// Scope: events:read
 	//
 	// Returns one page of the event log: every event the service produced in the
 	// retention period (30 days by default), whether or not a webhook subscribes to it,
-	// oldest change first. Events are about the network, so any valid API key reads the
-	// whole log. `webhook.ping` events (sent by `POST /emsp/v1/webhooks/{webhookId}/test`)
-	// are not in the log, nor are `chargebox.connected` and `chargebox.disconnected`
-	// (delivered to subscriptions only: they tell about a charge box's connection, which
-	// `GET /v2/chargeboxes` shows; the EVSE statuses a connection changes are in the log
-	// as `evse.status.changed`).
+	// oldest change first. Events are about the network, so every key with the
+	// `events:read` scope reads the whole log. `webhook.ping` events (sent by
+	// `POST /emsp/v1/webhooks/{webhookId}/test`) are not in the log, nor are
+	// `chargebox.connected` and `chargebox.disconnected` (delivered to subscriptions
+	// only: they tell about a charge box's connection, which `GET /v2/chargeboxes`
+	// shows; the EVSE statuses a connection changes are in the log as
+	// `evse.status.changed`).
 	//
 	// Each item is an event as a webhook delivery carries it (`type`, `timestamp`, `data`),
 	// with its `id` (the `webhook-id` header of its deliveries, so you can match the two)
 	// and the payload version it is rendered in (`api_version`).
 	//
-	// Filters: `type` (repeatable: events of any of the listed types) and `since` (events
-	// at or after that time). Pass the same filters with every cursor of the walk: a
+	// Filters: `type` (repeatable: events of any of the listed types), `since` (events
+	// at or after that time) and `actor` (the events of the changes one API key made, or
+	// one charge box reported). Pass the same filters with every cursor of the walk: a
 	// cursor used with other filters is rejected with 400 `invalid_cursor`. The log is
 	// read forward only; every page carries `resume_cursor`: keep the last one and poll
 	// with it to receive later events (see Staying in sync). Do not resume with the last
@@ -117,6 +238,8 @@ type ClientInterface interface {
 
 	// GetEvent Read one event of the log
 	//
+	// Scope: events:read
+	//
 	// Returns one event of the log, rendered in the payload version `api_version` asks
 	// for (see `GET /emsp/v1/events`). An event that was never produced, was pruned after
 	// the retention period, or is a `webhook.ping` is answered with 404.
@@ -126,6 +249,8 @@ type ClientInterface interface {
 
 	// ListWebhooks List your webhook subscriptions
 	//
+	// Scope: webhooks
+	//
 	// Returns one page of the webhook subscriptions created with the calling API key, in
 	// ascending `id` order (which is creation order). Subscriptions of other API keys are
 	// never listed. Pagination works as on every list (see Pagination).
@@ -134,6 +259,8 @@ type ClientInterface interface {
 	ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWebhookWithBody Subscribe a URL to event types
+	//
+	// Scope: webhooks
 	//
 	// Creates a webhook subscription: from now on every event of the listed types is
 	// delivered to `url` (see the `event` callback for the request the service sends).
@@ -167,6 +294,8 @@ type ClientInterface interface {
 
 	// CreateWebhook Subscribe a URL to event types
 	//
+	// Scope: webhooks
+	//
 	// Creates a webhook subscription: from now on every event of the listed types is
 	// delivered to `url` (see the `event` callback for the request the service sends).
 	// Events that happened before the subscription are not delivered.
@@ -199,6 +328,8 @@ type ClientInterface interface {
 
 	// ListEventTypes List subscribable event types
 	//
+	// Scope: none (any valid key)
+	//
 	// Returns the controlled list of event types a webhook can subscribe to, each with the
 	// payload versions (`api_versions`) it is available in and the newest of them
 	// (`latest`). The list is small and not paginated. Like every operation it requires
@@ -217,6 +348,8 @@ type ClientInterface interface {
 
 	// DeleteWebhook Delete a webhook subscription
 	//
+	// Scope: webhooks
+	//
 	// Deletes the subscription and its delivery history. Deliveries not yet made are
 	// dropped; an attempt already in flight may still arrive.
 	//
@@ -225,12 +358,16 @@ type ClientInterface interface {
 
 	// GetWebhook Read a webhook subscription
 	//
+	// Scope: webhooks
+	//
 	// Returns the subscription, without its secret. Subscriptions of other API keys are answered with 404.
 	//
 	// Corresponds with GET /emsp/v1/webhooks/{webhookId} (the `GetWebhook` operationId).
 	GetWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateWebhookWithBody Change a webhook subscription
+	//
+	// Scope: webhooks
 	//
 	// Changes the fields present in the body; absent fields keep their value.
 	// `event_types`, when present, replaces the whole list, with the same rules as on
@@ -247,6 +384,8 @@ type ClientInterface interface {
 
 	// UpdateWebhook Change a webhook subscription
 	//
+	// Scope: webhooks
+	//
 	// Changes the fields present in the body; absent fields keep their value.
 	// `event_types`, when present, replaces the whole list, with the same rules as on
 	// creation. `enabled: false` pauses deliveries (events are still recorded and
@@ -262,6 +401,8 @@ type ClientInterface interface {
 
 	// ListWebhookDeliveries List delivery attempts
 	//
+	// Scope: webhooks
+	//
 	// Returns one page of the delivery attempts made to the subscription, newest first
 	// (descending `id`): one entry per attempt, with the HTTP status the receiver
 	// answered or the error that prevented an answer, and when the next attempt of that
@@ -271,6 +412,8 @@ type ClientInterface interface {
 	ListWebhookDeliveries(ctx context.Context, webhookId WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplayWebhookWithBody Deliver logged events again
+	//
+	// Scope: webhooks
 	//
 	// Queues the events of the log with `since` <= `timestamp` < `until` (no upper bound
 	// without `until`) of the listed `types` (every type the subscription has without
@@ -297,6 +440,8 @@ type ClientInterface interface {
 
 	// ReplayWebhook Deliver logged events again
 	//
+	// Scope: webhooks
+	//
 	// Queues the events of the log with `since` <= `timestamp` < `until` (no upper bound
 	// without `until`) of the listed `types` (every type the subscription has without
 	// `types`) for delivery to this subscription again, each with its original id (the
@@ -322,6 +467,8 @@ type ClientInterface interface {
 
 	// RotateWebhookSecret Rotate the signing secret
 	//
+	// Scope: webhooks
+	//
 	// Replaces the subscription's signing secret with a new one, shown in the answer
 	// (and never again). For 24 hours after the rotation every delivery is signed with
 	// both the new and the previous secret (two entries in `webhook-signature`), so a
@@ -332,8 +479,10 @@ type ClientInterface interface {
 
 	// TestWebhook Send a test event
 	//
-	// Sends a signed `webhook.ping` event (payload version 1.0, data `{webhookId, url}`)
-	// to this subscription only, whatever types it subscribes to, and answers 202 with the
+	// Scope: webhooks
+	//
+	// Sends a signed `webhook.ping` event (payload version 1.1, data `{webhookId, url,
+	// actor}`) to this subscription only, whatever types it subscribes to, and answers 202 with the
 	// event's id (its `webhook-id`) at once; the delivery follows, with the usual
 	// signature and retries, and its attempts appear in
 	// `GET /emsp/v1/webhooks/{webhookId}/deliveries`. Ping events are not in the event
@@ -348,10 +497,13 @@ type ClientInterface interface {
 
 	// IngestStatusNotificationWithBody Ingest a charge box status notification
 	//
+	// Scope: ingest
+	//
 	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 	// it, for the service that terminates the OCPP connections. Only API keys with the
-	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
-	// are answered with 403.
+	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
+	// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+	// name as their `actor`.
 	//
 	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -396,10 +548,13 @@ type ClientInterface interface {
 
 	// IngestStatusNotification Ingest a charge box status notification
 	//
+	// Scope: ingest
+	//
 	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 	// it, for the service that terminates the OCPP connections. Only API keys with the
-	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
-	// are answered with 403.
+	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
+	// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+	// name as their `actor`.
 	//
 	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -444,6 +599,8 @@ type ClientInterface interface {
 
 	// ListLocations List locations
 	//
+	// Scope: inventory:read
+	//
 	// Returns one page of locations, in ascending `id` order.
 	//
 	// Without `cursor` the first page is returned. Pass `pagination.next_cursor` of a page
@@ -454,13 +611,17 @@ type ClientInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the locations whose
 	// `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-	// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-	// walk.
+	// first (see Staying in sync). A change of one of a location's EVSEs or their
+	// connectors changes the location too. Pass the same `updated_since` with every
+	// cursor of the walk, and apply the items in the order they come; a copy of a
+	// location with a higher `version` is newer than one with a lower.
 	//
 	// Corresponds with GET /v1/locations (the `ListLocations` operationId).
 	ListLocations(ctx context.Context, params *ListLocationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteLocation Delete a location
+	//
+	// Scope: inventory:write
 	//
 	// Deletes the location: it gets `deletedAt`, keeps answering `GET /v1/locations/{id}`,
 	// and no longer appears in list pages. It is refused with 409 `location_in_use` while
@@ -473,12 +634,16 @@ type ClientInterface interface {
 
 	// GetLocation Read a location
 	//
+	// Scope: inventory:read
+	//
 	// Returns the location with the given identifier.
 	//
 	// Corresponds with GET /v1/locations/{id} (the `GetLocation` operationId).
 	GetLocation(ctx context.Context, id LocationId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutLocationWithBody Create or replace a location
+	//
+	// Scope: inventory:write
 	//
 	// Creates the location with this `id` (201) or replaces every field of an existing one
 	// (200). The caller chooses location ids, as in OCPI. The body is the location without
@@ -496,6 +661,8 @@ type ClientInterface interface {
 
 	// PutLocation Create or replace a location
 	//
+	// Scope: inventory:write
+	//
 	// Creates the location with this `id` (201) or replaces every field of an existing one
 	// (200). The caller chooses location ids, as in OCPI. The body is the location without
 	// the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
@@ -512,6 +679,8 @@ type ClientInterface interface {
 
 	// ListChargeboxes List the charge boxes
 	//
+	// Scope: inventory:read
+	//
 	// Returns one page of the charge boxes registered to connect over OCPP, in ascending
 	// `chargeboxId` order, each as `GET /v2/chargeboxes/{chargeboxId}` shows it.
 	// Pagination works as on every list (see Pagination). A charge box whose EVSEs exist
@@ -522,6 +691,8 @@ type ClientInterface interface {
 	ListChargeboxes(ctx context.Context, params *ListChargeboxesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetChargebox Read a charge box
+	//
+	// Scope: inventory:read
 	//
 	// Returns a charge box registered to connect over OCPP: whether it is connected and
 	// over which OCPP version, when something last came from it, what its last
@@ -547,6 +718,8 @@ type ClientInterface interface {
 
 	// ListEvses List EVSEs
 	//
+	// Scope: inventory:read
+	//
 	// Returns one page of EVSEs, in ascending `uid` order, each with all its connectors
 	// (deleted connectors included, recognisable by `deletedAt`).
 	//
@@ -558,12 +731,16 @@ type ClientInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the EVSEs whose
 	// `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-	// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+	// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+	// apply the items in the order they come; a copy of an EVSE with a higher `version`
+	// is newer than one with a lower.
 	//
 	// Corresponds with GET /v2/evses (the `ListEvses` operationId).
 	ListEvses(ctx context.Context, params *ListEvsesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateEvseWithBody Create an EVSE
+	//
+	// Scope: inventory:write
 	//
 	// Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
 	// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
@@ -588,6 +765,8 @@ type ClientInterface interface {
 
 	// CreateEvse Create an EVSE
 	//
+	// Scope: inventory:write
+	//
 	// Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
 	// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
 	// `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
@@ -611,6 +790,8 @@ type ClientInterface interface {
 
 	// RemoveEvse Remove an EVSE
 	//
+	// Scope: inventory:write
+	//
 	// Sets the EVSE's status to `REMOVED`, from any status. The EVSE stays readable by
 	// `uid` and in list pages, so partners learn of the removal; its connectors stay as
 	// they are, and every later write to it is 409 `evse_removed`. Removing an EVSE that
@@ -623,6 +804,8 @@ type ClientInterface interface {
 
 	// GetEvse Read an EVSE
 	//
+	// Scope: inventory:read
+	//
 	// Returns the EVSE with all its connectors (deleted connectors included, recognisable
 	// by `deletedAt`). The `ETag` response header identifies this state of the EVSE; send
 	// it back as `If-Match` when you update a connector to make sure nobody changed the
@@ -632,6 +815,8 @@ type ClientInterface interface {
 	GetEvse(ctx context.Context, uid EvseUid, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateEvseWithBody Change an EVSE's status, charge box or location
+	//
+	// Scope: inventory:write
 	//
 	// The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 	// service and back, removing it), the charge box that holds it (`chargeboxId`) and
@@ -668,6 +853,8 @@ type ClientInterface interface {
 
 	// UpdateEvse Change an EVSE's status, charge box or location
 	//
+	// Scope: inventory:write
+	//
 	// The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 	// service and back, removing it), the charge box that holds it (`chargeboxId`) and
 	// its location (`locationId`). Only the fields present are changed; the body must
@@ -703,6 +890,8 @@ type ClientInterface interface {
 
 	// CreateConnectorWithBody Add a connector to an EVSE
 	//
+	// Scope: inventory:write
+	//
 	// Adds a connector to the EVSE. The service assigns the next `id` (one more than the
 	// highest, deleted connectors included, so OCPP connector numbers of the charge box
 	// stay stable). The connector must keep the connector rules (400
@@ -716,6 +905,8 @@ type ClientInterface interface {
 	CreateConnectorWithBody(ctx context.Context, uid EvseUid, params *CreateConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateConnector Add a connector to an EVSE
+	//
+	// Scope: inventory:write
 	//
 	// Adds a connector to the EVSE. The service assigns the next `id` (one more than the
 	// highest, deleted connectors included, so OCPP connector numbers of the charge box
@@ -731,6 +922,8 @@ type ClientInterface interface {
 
 	// DeleteConnector Delete a connector
 	//
+	// Scope: inventory:write
+	//
 	// Marks the connector deleted: it gets `deletedAt` and stays in the EVSE's
 	// `connectors`, so the OCPP numbering of the charge box's connectors does not shift.
 	// A deleted connector cannot be updated (409 `connector_deleted`). Deleting it again
@@ -742,6 +935,8 @@ type ClientInterface interface {
 	DeleteConnector(ctx context.Context, uid EvseUid, connectorId int64, params *DeleteConnectorParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateConnectorWithBody Update a connector on an EVSE
+	//
+	// Scope: inventory:write
 	//
 	// Changes the technical data of one connector. Only the fields present in the body
 	// are changed; absent fields keep their value, so two clients updating different
@@ -767,6 +962,8 @@ type ClientInterface interface {
 
 	// UpdateConnector Update a connector on an EVSE
 	//
+	// Scope: inventory:write
+	//
 	// Changes the technical data of one connector. Only the fields present in the body
 	// are changed; absent fields keep their value, so two clients updating different
 	// fields of one connector at the same time both see their change applied. The body
@@ -790,23 +987,204 @@ type ClientInterface interface {
 	UpdateConnector(ctx context.Context, uid EvseUid, connectorId int64, params *UpdateConnectorParams, body UpdateConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
+// ListKeys List API keys
+//
+// Scope: keys
+//
+// Returns one page of the API keys that are not revoked, expired ones included, in
+// ascending `name` order, without their secrets: the service keeps only their
+// SHA-256 hashes. Pagination works as on every list (see Pagination). Development
+// keys given in the service's environment are not stored and not listed.
+//
+// `lastUsedAt` is coarse: each server instance notes a key's use at most once a
+// minute and writes what it noted once a minute, so the value is the minute of the
+// last use (rounded down), up to about two minutes late, and an instance that stops
+// abruptly loses its last minute.
+//
+// Corresponds with GET /admin/v1/keys (the `ListKeys` operationId).
+func (c *Client) ListKeys(ctx context.Context, params *ListKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListKeysRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateKeyWithBody Create an API key
+//
+// Scope: keys
+//
+// Creates an API key and answers with its `secret`, the only time it is shown: the
+// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
+// holder.
+//
+// `name` identifies the key for good: it is the `actor` of every change the key
+// makes, the owner of the webhooks it creates, and the path of its other operations.
+// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
+// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
+// key with the `keys` scope can create keys with any scope, `keys` included: hand
+// it out with care. `expiresAt` (in the future) ends the key: from then on it is
+// answered with 403 `key_expired`. `rateLimit` replaces the service's default rate
+// limit for this key.
+//
+// There is no `Idempotency-Key`: its kept answer would hold the secret. When the
+// answer to a creation is lost, a retry is answered with 409 `conflict`; rotate the
+// key (`overlapSeconds` 0) to get a secret.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/v1/keys (the `CreateKey` operationId).
+func (c *Client) CreateKeyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateKeyRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateKey Create an API key
+//
+// Scope: keys
+//
+// Creates an API key and answers with its `secret`, the only time it is shown: the
+// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
+// holder.
+//
+// `name` identifies the key for good: it is the `actor` of every change the key
+// makes, the owner of the webhooks it creates, and the path of its other operations.
+// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
+// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
+// key with the `keys` scope can create keys with any scope, `keys` included: hand
+// it out with care. `expiresAt` (in the future) ends the key: from then on it is
+// answered with 403 `key_expired`. `rateLimit` replaces the service's default rate
+// limit for this key.
+//
+// There is no `Idempotency-Key`: its kept answer would hold the secret. When the
+// answer to a creation is lost, a retry is answered with 409 `conflict`; rotate the
+// key (`overlapSeconds` 0) to get a secret.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/v1/keys (the `CreateKey` operationId).
+func (c *Client) CreateKey(ctx context.Context, body CreateKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateKeyRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeKey Revoke an API key
+//
+// Scope: keys
+//
+// Revokes the key: none of its secrets works any more, on every server instance
+// within the service's key cache time (5 seconds by default); it is then answered
+// with 403 `unauthorized`. Its name stays taken. A name that no active key has is
+// answered with 404.
+//
+// Corresponds with DELETE /admin/v1/keys/{name} (the `RevokeKey` operationId).
+func (c *Client) RevokeKey(ctx context.Context, name KeyNamePath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeKeyRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateKeyWithBody Rotate an API key's secret
+//
+// Scope: keys
+//
+// Gives the key a new secret and answers with it, the only time it is shown. The old
+// secret keeps working for `overlapSeconds` (default 86400, one day; 0 ends it at
+// once), so that the key's holder can switch without an outage; afterwards it is
+// answered with 403 `key_expired`. Rotating again during an overlap ends the older
+// secret at once. The key keeps its name, scopes, rate limit and webhooks, and its
+// expiry unless the body gives a new `expiresAt`. Every server instance sees the
+// change within the service's key cache time (5 seconds by default). A name that no
+// active key has is answered with 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/v1/keys/{name}/rotate (the `RotateKey` operationId).
+func (c *Client) RotateKeyWithBody(ctx context.Context, name KeyNamePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateKeyRequestWithBody(c.Server, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateKey Rotate an API key's secret
+//
+// Scope: keys
+//
+// Gives the key a new secret and answers with it, the only time it is shown. The old
+// secret keeps working for `overlapSeconds` (default 86400, one day; 0 ends it at
+// once), so that the key's holder can switch without an outage; afterwards it is
+// answered with 403 `key_expired`. Rotating again during an overlap ends the older
+// secret at once. The key keeps its name, scopes, rate limit and webhooks, and its
+// expiry unless the body gives a new `expiresAt`. Every server instance sees the
+// change within the service's key cache time (5 seconds by default). A name that no
+// active key has is answered with 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/v1/keys/{name}/rotate (the `RotateKey` operationId).
+func (c *Client) RotateKey(ctx context.Context, name KeyNamePath, body RotateKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateKeyRequest(c.Server, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListEvents List the event log
+//
+// Scope: events:read
 //
 // Returns one page of the event log: every event the service produced in the
 // retention period (30 days by default), whether or not a webhook subscribes to it,
-// oldest change first. Events are about the network, so any valid API key reads the
-// whole log. `webhook.ping` events (sent by `POST /emsp/v1/webhooks/{webhookId}/test`)
-// are not in the log, nor are `chargebox.connected` and `chargebox.disconnected`
-// (delivered to subscriptions only: they tell about a charge box's connection, which
-// `GET /v2/chargeboxes` shows; the EVSE statuses a connection changes are in the log
-// as `evse.status.changed`).
+// oldest change first. Events are about the network, so every key with the
+// `events:read` scope reads the whole log. `webhook.ping` events (sent by
+// `POST /emsp/v1/webhooks/{webhookId}/test`) are not in the log, nor are
+// `chargebox.connected` and `chargebox.disconnected` (delivered to subscriptions
+// only: they tell about a charge box's connection, which `GET /v2/chargeboxes`
+// shows; the EVSE statuses a connection changes are in the log as
+// `evse.status.changed`).
 //
 // Each item is an event as a webhook delivery carries it (`type`, `timestamp`, `data`),
 // with its `id` (the `webhook-id` header of its deliveries, so you can match the two)
 // and the payload version it is rendered in (`api_version`).
 //
-// Filters: `type` (repeatable: events of any of the listed types) and `since` (events
-// at or after that time). Pass the same filters with every cursor of the walk: a
+// Filters: `type` (repeatable: events of any of the listed types), `since` (events
+// at or after that time) and `actor` (the events of the changes one API key made, or
+// one charge box reported). Pass the same filters with every cursor of the walk: a
 // cursor used with other filters is rejected with 400 `invalid_cursor`. The log is
 // read forward only; every page carries `resume_cursor`: keep the last one and poll
 // with it to receive later events (see Staying in sync). Do not resume with the last
@@ -827,6 +1205,8 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 
 // GetEvent Read one event of the log
 //
+// Scope: events:read
+//
 // Returns one event of the log, rendered in the payload version `api_version` asks
 // for (see `GET /emsp/v1/events`). An event that was never produced, was pruned after
 // the retention period, or is a `webhook.ping` is answered with 404.
@@ -846,6 +1226,8 @@ func (c *Client) GetEvent(ctx context.Context, eventId string, params *GetEventP
 
 // ListWebhooks List your webhook subscriptions
 //
+// Scope: webhooks
+//
 // Returns one page of the webhook subscriptions created with the calling API key, in
 // ascending `id` order (which is creation order). Subscriptions of other API keys are
 // never listed. Pagination works as on every list (see Pagination).
@@ -864,6 +1246,8 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 }
 
 // CreateWebhookWithBody Subscribe a URL to event types
+//
+// Scope: webhooks
 //
 // Creates a webhook subscription: from now on every event of the listed types is
 // delivered to `url` (see the `event` callback for the request the service sends).
@@ -907,6 +1291,8 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, params *CreateWebhoo
 
 // CreateWebhook Subscribe a URL to event types
 //
+// Scope: webhooks
+//
 // Creates a webhook subscription: from now on every event of the listed types is
 // delivered to `url` (see the `event` callback for the request the service sends).
 // Events that happened before the subscription are not delivered.
@@ -949,6 +1335,8 @@ func (c *Client) CreateWebhook(ctx context.Context, params *CreateWebhookParams,
 
 // ListEventTypes List subscribable event types
 //
+// Scope: none (any valid key)
+//
 // Returns the controlled list of event types a webhook can subscribe to, each with the
 // payload versions (`api_versions`) it is available in and the newest of them
 // (`latest`). The list is small and not paginated. Like every operation it requires
@@ -977,6 +1365,8 @@ func (c *Client) ListEventTypes(ctx context.Context, reqEditors ...RequestEditor
 
 // DeleteWebhook Delete a webhook subscription
 //
+// Scope: webhooks
+//
 // Deletes the subscription and its delivery history. Deliveries not yet made are
 // dropped; an attempt already in flight may still arrive.
 //
@@ -995,6 +1385,8 @@ func (c *Client) DeleteWebhook(ctx context.Context, webhookId WebhookId, reqEdit
 
 // GetWebhook Read a webhook subscription
 //
+// Scope: webhooks
+//
 // Returns the subscription, without its secret. Subscriptions of other API keys are answered with 404.
 //
 // Corresponds with GET /emsp/v1/webhooks/{webhookId} (the `GetWebhook` operationId).
@@ -1011,6 +1403,8 @@ func (c *Client) GetWebhook(ctx context.Context, webhookId WebhookId, reqEditors
 }
 
 // UpdateWebhookWithBody Change a webhook subscription
+//
+// Scope: webhooks
 //
 // Changes the fields present in the body; absent fields keep their value.
 // `event_types`, when present, replaces the whole list, with the same rules as on
@@ -1037,6 +1431,8 @@ func (c *Client) UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId,
 
 // UpdateWebhook Change a webhook subscription
 //
+// Scope: webhooks
+//
 // Changes the fields present in the body; absent fields keep their value.
 // `event_types`, when present, replaces the whole list, with the same rules as on
 // creation. `enabled: false` pauses deliveries (events are still recorded and
@@ -1062,6 +1458,8 @@ func (c *Client) UpdateWebhook(ctx context.Context, webhookId WebhookId, body Up
 
 // ListWebhookDeliveries List delivery attempts
 //
+// Scope: webhooks
+//
 // Returns one page of the delivery attempts made to the subscription, newest first
 // (descending `id`): one entry per attempt, with the HTTP status the receiver
 // answered or the error that prevented an answer, and when the next attempt of that
@@ -1081,6 +1479,8 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, webhookId WebhookId,
 }
 
 // ReplayWebhookWithBody Deliver logged events again
+//
+// Scope: webhooks
 //
 // Queues the events of the log with `since` <= `timestamp` < `until` (no upper bound
 // without `until`) of the listed `types` (every type the subscription has without
@@ -1117,6 +1517,8 @@ func (c *Client) ReplayWebhookWithBody(ctx context.Context, webhookId WebhookId,
 
 // ReplayWebhook Deliver logged events again
 //
+// Scope: webhooks
+//
 // Queues the events of the log with `since` <= `timestamp` < `until` (no upper bound
 // without `until`) of the listed `types` (every type the subscription has without
 // `types`) for delivery to this subscription again, each with its original id (the
@@ -1152,6 +1554,8 @@ func (c *Client) ReplayWebhook(ctx context.Context, webhookId WebhookId, body Re
 
 // RotateWebhookSecret Rotate the signing secret
 //
+// Scope: webhooks
+//
 // Replaces the subscription's signing secret with a new one, shown in the answer
 // (and never again). For 24 hours after the rotation every delivery is signed with
 // both the new and the previous secret (two entries in `webhook-signature`), so a
@@ -1172,8 +1576,10 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, webhookId WebhookId, r
 
 // TestWebhook Send a test event
 //
-// Sends a signed `webhook.ping` event (payload version 1.0, data `{webhookId, url}`)
-// to this subscription only, whatever types it subscribes to, and answers 202 with the
+// Scope: webhooks
+//
+// Sends a signed `webhook.ping` event (payload version 1.1, data `{webhookId, url,
+// actor}`) to this subscription only, whatever types it subscribes to, and answers 202 with the
 // event's id (its `webhook-id`) at once; the delivery follows, with the usual
 // signature and retries, and its attempts appear in
 // `GET /emsp/v1/webhooks/{webhookId}/deliveries`. Ping events are not in the event
@@ -1198,10 +1604,13 @@ func (c *Client) TestWebhook(ctx context.Context, webhookId WebhookId, reqEditor
 
 // IngestStatusNotificationWithBody Ingest a charge box status notification
 //
+// Scope: ingest
+//
 // Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 // it, for the service that terminates the OCPP connections. Only API keys with the
-// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
-// are answered with 403.
+// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
+// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+// name as their `actor`.
 //
 // **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 // service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -1256,10 +1665,13 @@ func (c *Client) IngestStatusNotificationWithBody(ctx context.Context, chargebox
 
 // IngestStatusNotification Ingest a charge box status notification
 //
+// Scope: ingest
+//
 // Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 // it, for the service that terminates the OCPP connections. Only API keys with the
-// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
-// are answered with 403.
+// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
+// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+// name as their `actor`.
 //
 // **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 // service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -1314,6 +1726,8 @@ func (c *Client) IngestStatusNotification(ctx context.Context, chargeboxId int64
 
 // ListLocations List locations
 //
+// Scope: inventory:read
+//
 // Returns one page of locations, in ascending `id` order.
 //
 // Without `cursor` the first page is returned. Pass `pagination.next_cursor` of a page
@@ -1324,8 +1738,10 @@ func (c *Client) IngestStatusNotification(ctx context.Context, chargeboxId int64
 //
 // With `updated_since` the answer is the change list instead: the locations whose
 // `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-// walk.
+// first (see Staying in sync). A change of one of a location's EVSEs or their
+// connectors changes the location too. Pass the same `updated_since` with every
+// cursor of the walk, and apply the items in the order they come; a copy of a
+// location with a higher `version` is newer than one with a lower.
 //
 // Corresponds with GET /v1/locations (the `ListLocations` operationId).
 func (c *Client) ListLocations(ctx context.Context, params *ListLocationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1341,6 +1757,8 @@ func (c *Client) ListLocations(ctx context.Context, params *ListLocationsParams,
 }
 
 // DeleteLocation Delete a location
+//
+// Scope: inventory:write
 //
 // Deletes the location: it gets `deletedAt`, keeps answering `GET /v1/locations/{id}`,
 // and no longer appears in list pages. It is refused with 409 `location_in_use` while
@@ -1363,6 +1781,8 @@ func (c *Client) DeleteLocation(ctx context.Context, id LocationIdPath, reqEdito
 
 // GetLocation Read a location
 //
+// Scope: inventory:read
+//
 // Returns the location with the given identifier.
 //
 // Corresponds with GET /v1/locations/{id} (the `GetLocation` operationId).
@@ -1379,6 +1799,8 @@ func (c *Client) GetLocation(ctx context.Context, id LocationId, reqEditors ...R
 }
 
 // PutLocationWithBody Create or replace a location
+//
+// Scope: inventory:write
 //
 // Creates the location with this `id` (201) or replaces every field of an existing one
 // (200). The caller chooses location ids, as in OCPI. The body is the location without
@@ -1406,6 +1828,8 @@ func (c *Client) PutLocationWithBody(ctx context.Context, id LocationIdPath, con
 
 // PutLocation Create or replace a location
 //
+// Scope: inventory:write
+//
 // Creates the location with this `id` (201) or replaces every field of an existing one
 // (200). The caller chooses location ids, as in OCPI. The body is the location without
 // the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
@@ -1432,6 +1856,8 @@ func (c *Client) PutLocation(ctx context.Context, id LocationIdPath, body PutLoc
 
 // ListChargeboxes List the charge boxes
 //
+// Scope: inventory:read
+//
 // Returns one page of the charge boxes registered to connect over OCPP, in ascending
 // `chargeboxId` order, each as `GET /v2/chargeboxes/{chargeboxId}` shows it.
 // Pagination works as on every list (see Pagination). A charge box whose EVSEs exist
@@ -1452,6 +1878,8 @@ func (c *Client) ListChargeboxes(ctx context.Context, params *ListChargeboxesPar
 }
 
 // GetChargebox Read a charge box
+//
+// Scope: inventory:read
 //
 // Returns a charge box registered to connect over OCPP: whether it is connected and
 // over which OCPP version, when something last came from it, what its last
@@ -1487,6 +1915,8 @@ func (c *Client) GetChargebox(ctx context.Context, chargeboxId int64, reqEditors
 
 // ListEvses List EVSEs
 //
+// Scope: inventory:read
+//
 // Returns one page of EVSEs, in ascending `uid` order, each with all its connectors
 // (deleted connectors included, recognisable by `deletedAt`).
 //
@@ -1498,7 +1928,9 @@ func (c *Client) GetChargebox(ctx context.Context, chargeboxId int64, reqEditors
 //
 // With `updated_since` the answer is the change list instead: the EVSEs whose
 // `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+// apply the items in the order they come; a copy of an EVSE with a higher `version`
+// is newer than one with a lower.
 //
 // Corresponds with GET /v2/evses (the `ListEvses` operationId).
 func (c *Client) ListEvses(ctx context.Context, params *ListEvsesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1514,6 +1946,8 @@ func (c *Client) ListEvses(ctx context.Context, params *ListEvsesParams, reqEdit
 }
 
 // CreateEvseWithBody Create an EVSE
+//
+// Scope: inventory:write
 //
 // Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
 // without the fields the service sets (`uid`, `lastUpdated`, connector errors and
@@ -1548,6 +1982,8 @@ func (c *Client) CreateEvseWithBody(ctx context.Context, params *CreateEvseParam
 
 // CreateEvse Create an EVSE
 //
+// Scope: inventory:write
+//
 // Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
 // without the fields the service sets (`uid`, `lastUpdated`, connector errors and
 // `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
@@ -1581,6 +2017,8 @@ func (c *Client) CreateEvse(ctx context.Context, params *CreateEvseParams, body 
 
 // RemoveEvse Remove an EVSE
 //
+// Scope: inventory:write
+//
 // Sets the EVSE's status to `REMOVED`, from any status. The EVSE stays readable by
 // `uid` and in list pages, so partners learn of the removal; its connectors stay as
 // they are, and every later write to it is 409 `evse_removed`. Removing an EVSE that
@@ -1603,6 +2041,8 @@ func (c *Client) RemoveEvse(ctx context.Context, uid EvseUid, params *RemoveEvse
 
 // GetEvse Read an EVSE
 //
+// Scope: inventory:read
+//
 // Returns the EVSE with all its connectors (deleted connectors included, recognisable
 // by `deletedAt`). The `ETag` response header identifies this state of the EVSE; send
 // it back as `If-Match` when you update a connector to make sure nobody changed the
@@ -1622,6 +2062,8 @@ func (c *Client) GetEvse(ctx context.Context, uid EvseUid, reqEditors ...Request
 }
 
 // UpdateEvseWithBody Change an EVSE's status, charge box or location
+//
+// Scope: inventory:write
 //
 // The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 // service and back, removing it), the charge box that holds it (`chargeboxId`) and
@@ -1668,6 +2110,8 @@ func (c *Client) UpdateEvseWithBody(ctx context.Context, uid EvseUid, params *Up
 
 // UpdateEvse Change an EVSE's status, charge box or location
 //
+// Scope: inventory:write
+//
 // The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 // service and back, removing it), the charge box that holds it (`chargeboxId`) and
 // its location (`locationId`). Only the fields present are changed; the body must
@@ -1713,6 +2157,8 @@ func (c *Client) UpdateEvse(ctx context.Context, uid EvseUid, params *UpdateEvse
 
 // CreateConnectorWithBody Add a connector to an EVSE
 //
+// Scope: inventory:write
+//
 // Adds a connector to the EVSE. The service assigns the next `id` (one more than the
 // highest, deleted connectors included, so OCPP connector numbers of the charge box
 // stay stable). The connector must keep the connector rules (400
@@ -1736,6 +2182,8 @@ func (c *Client) CreateConnectorWithBody(ctx context.Context, uid EvseUid, param
 }
 
 // CreateConnector Add a connector to an EVSE
+//
+// Scope: inventory:write
 //
 // Adds a connector to the EVSE. The service assigns the next `id` (one more than the
 // highest, deleted connectors included, so OCPP connector numbers of the charge box
@@ -1761,6 +2209,8 @@ func (c *Client) CreateConnector(ctx context.Context, uid EvseUid, params *Creat
 
 // DeleteConnector Delete a connector
 //
+// Scope: inventory:write
+//
 // Marks the connector deleted: it gets `deletedAt` and stays in the EVSE's
 // `connectors`, so the OCPP numbering of the charge box's connectors does not shift.
 // A deleted connector cannot be updated (409 `connector_deleted`). Deleting it again
@@ -1782,6 +2232,8 @@ func (c *Client) DeleteConnector(ctx context.Context, uid EvseUid, connectorId i
 }
 
 // UpdateConnectorWithBody Update a connector on an EVSE
+//
+// Scope: inventory:write
 //
 // Changes the technical data of one connector. Only the fields present in the body
 // are changed; absent fields keep their value, so two clients updating different
@@ -1817,6 +2269,8 @@ func (c *Client) UpdateConnectorWithBody(ctx context.Context, uid EvseUid, conne
 
 // UpdateConnector Update a connector on an EVSE
 //
+// Scope: inventory:write
+//
 // Changes the technical data of one connector. Only the fields present in the body
 // are changed; absent fields keep their value, so two clients updating different
 // fields of one connector at the same time both see their change applied. The body
@@ -1847,6 +2301,193 @@ func (c *Client) UpdateConnector(ctx context.Context, uid EvseUid, connectorId i
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewListKeysRequest constructs an http.Request for the ListKeys method
+func NewListKeysRequest(server string, params *ListKeysParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/v1/keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateKeyRequest calls the generic CreateKey builder with application/json body
+func NewCreateKeyRequest(server string, body CreateKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateKeyRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateKeyRequestWithBody constructs an http.Request for the CreateKey method, with any body, and a specified content type
+func NewCreateKeyRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/v1/keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRevokeKeyRequest constructs an http.Request for the RevokeKey method
+func NewRevokeKeyRequest(server string, name KeyNamePath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/v1/keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRotateKeyRequest calls the generic RotateKey builder with application/json body
+func NewRotateKeyRequest(server string, name KeyNamePath, body RotateKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRotateKeyRequestWithBody(server, name, "application/json", bodyReader)
+}
+
+// NewRotateKeyRequestWithBody constructs an http.Request for the RotateKey method, with any body, and a specified content type
+func NewRotateKeyRequestWithBody(server string, name KeyNamePath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/v1/keys/%s/rotate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewListEventsRequest constructs an http.Request for the ListEvents method
@@ -1916,6 +2557,18 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 		if params.Since != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Actor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actor", *params.Actor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3323,23 +3976,148 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListKeysWithResponse List API keys
+	//
+	// Scope: keys
+	//
+	// Returns one page of the API keys that are not revoked, expired ones included, in
+	// ascending `name` order, without their secrets: the service keeps only their
+	// SHA-256 hashes. Pagination works as on every list (see Pagination). Development
+	// keys given in the service's environment are not stored and not listed.
+	//
+	// `lastUsedAt` is coarse: each server instance notes a key's use at most once a
+	// minute and writes what it noted once a minute, so the value is the minute of the
+	// last use (rounded down), up to about two minutes late, and an instance that stops
+	// abruptly loses its last minute.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/v1/keys (the `ListKeys` operationId).
+	ListKeysWithResponse(ctx context.Context, params *ListKeysParams, reqEditors ...RequestEditorFn) (*ListKeysResponse, error)
+
+	// CreateKeyWithBodyWithResponse Create an API key
+	//
+	// Scope: keys
+	//
+	// Creates an API key and answers with its `secret`, the only time it is shown: the
+	// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
+	// holder.
+	//
+	// `name` identifies the key for good: it is the `actor` of every change the key
+	// makes, the owner of the webhooks it creates, and the path of its other operations.
+	// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
+	// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
+	// key with the `keys` scope can create keys with any scope, `keys` included: hand
+	// it out with care. `expiresAt` (in the future) ends the key: from then on it is
+	// answered with 403 `key_expired`. `rateLimit` replaces the service's default rate
+	// limit for this key.
+	//
+	// There is no `Idempotency-Key`: its kept answer would hold the secret. When the
+	// answer to a creation is lost, a retry is answered with 409 `conflict`; rotate the
+	// key (`overlapSeconds` 0) to get a secret.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/v1/keys (the `CreateKey` operationId).
+	CreateKeyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKeyResponse, error)
+
+	// CreateKeyWithResponse Create an API key
+	//
+	// Scope: keys
+	//
+	// Creates an API key and answers with its `secret`, the only time it is shown: the
+	// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
+	// holder.
+	//
+	// `name` identifies the key for good: it is the `actor` of every change the key
+	// makes, the owner of the webhooks it creates, and the path of its other operations.
+	// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
+	// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
+	// key with the `keys` scope can create keys with any scope, `keys` included: hand
+	// it out with care. `expiresAt` (in the future) ends the key: from then on it is
+	// answered with 403 `key_expired`. `rateLimit` replaces the service's default rate
+	// limit for this key.
+	//
+	// There is no `Idempotency-Key`: its kept answer would hold the secret. When the
+	// answer to a creation is lost, a retry is answered with 409 `conflict`; rotate the
+	// key (`overlapSeconds` 0) to get a secret.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/v1/keys (the `CreateKey` operationId).
+	CreateKeyWithResponse(ctx context.Context, body CreateKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKeyResponse, error)
+
+	// RevokeKeyWithResponse Revoke an API key
+	//
+	// Scope: keys
+	//
+	// Revokes the key: none of its secrets works any more, on every server instance
+	// within the service's key cache time (5 seconds by default); it is then answered
+	// with 403 `unauthorized`. Its name stays taken. A name that no active key has is
+	// answered with 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /admin/v1/keys/{name} (the `RevokeKey` operationId).
+	RevokeKeyWithResponse(ctx context.Context, name KeyNamePath, reqEditors ...RequestEditorFn) (*RevokeKeyResponse, error)
+
+	// RotateKeyWithBodyWithResponse Rotate an API key's secret
+	//
+	// Scope: keys
+	//
+	// Gives the key a new secret and answers with it, the only time it is shown. The old
+	// secret keeps working for `overlapSeconds` (default 86400, one day; 0 ends it at
+	// once), so that the key's holder can switch without an outage; afterwards it is
+	// answered with 403 `key_expired`. Rotating again during an overlap ends the older
+	// secret at once. The key keeps its name, scopes, rate limit and webhooks, and its
+	// expiry unless the body gives a new `expiresAt`. Every server instance sees the
+	// change within the service's key cache time (5 seconds by default). A name that no
+	// active key has is answered with 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/v1/keys/{name}/rotate (the `RotateKey` operationId).
+	RotateKeyWithBodyWithResponse(ctx context.Context, name KeyNamePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateKeyResponse, error)
+
+	// RotateKeyWithResponse Rotate an API key's secret
+	//
+	// Scope: keys
+	//
+	// Gives the key a new secret and answers with it, the only time it is shown. The old
+	// secret keeps working for `overlapSeconds` (default 86400, one day; 0 ends it at
+	// once), so that the key's holder can switch without an outage; afterwards it is
+	// answered with 403 `key_expired`. Rotating again during an overlap ends the older
+	// secret at once. The key keeps its name, scopes, rate limit and webhooks, and its
+	// expiry unless the body gives a new `expiresAt`. Every server instance sees the
+	// change within the service's key cache time (5 seconds by default). A name that no
+	// active key has is answered with 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/v1/keys/{name}/rotate (the `RotateKey` operationId).
+	RotateKeyWithResponse(ctx context.Context, name KeyNamePath, body RotateKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateKeyResponse, error)
+
 	// ListEventsWithResponse List the event log
+	//
+	// Scope: events:read
 	//
 	// Returns one page of the event log: every event the service produced in the
 	// retention period (30 days by default), whether or not a webhook subscribes to it,
-	// oldest change first. Events are about the network, so any valid API key reads the
-	// whole log. `webhook.ping` events (sent by `POST /emsp/v1/webhooks/{webhookId}/test`)
-	// are not in the log, nor are `chargebox.connected` and `chargebox.disconnected`
-	// (delivered to subscriptions only: they tell about a charge box's connection, which
-	// `GET /v2/chargeboxes` shows; the EVSE statuses a connection changes are in the log
-	// as `evse.status.changed`).
+	// oldest change first. Events are about the network, so every key with the
+	// `events:read` scope reads the whole log. `webhook.ping` events (sent by
+	// `POST /emsp/v1/webhooks/{webhookId}/test`) are not in the log, nor are
+	// `chargebox.connected` and `chargebox.disconnected` (delivered to subscriptions
+	// only: they tell about a charge box's connection, which `GET /v2/chargeboxes`
+	// shows; the EVSE statuses a connection changes are in the log as
+	// `evse.status.changed`).
 	//
 	// Each item is an event as a webhook delivery carries it (`type`, `timestamp`, `data`),
 	// with its `id` (the `webhook-id` header of its deliveries, so you can match the two)
 	// and the payload version it is rendered in (`api_version`).
 	//
-	// Filters: `type` (repeatable: events of any of the listed types) and `since` (events
-	// at or after that time). Pass the same filters with every cursor of the walk: a
+	// Filters: `type` (repeatable: events of any of the listed types), `since` (events
+	// at or after that time) and `actor` (the events of the changes one API key made, or
+	// one charge box reported). Pass the same filters with every cursor of the walk: a
 	// cursor used with other filters is rejected with 400 `invalid_cursor`. The log is
 	// read forward only; every page carries `resume_cursor`: keep the last one and poll
 	// with it to receive later events (see Staying in sync). Do not resume with the last
@@ -3352,6 +4130,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetEventWithResponse Read one event of the log
 	//
+	// Scope: events:read
+	//
 	// Returns one event of the log, rendered in the payload version `api_version` asks
 	// for (see `GET /emsp/v1/events`). An event that was never produced, was pruned after
 	// the retention period, or is a `webhook.ping` is answered with 404.
@@ -3363,6 +4143,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhooksWithResponse List your webhook subscriptions
 	//
+	// Scope: webhooks
+	//
 	// Returns one page of the webhook subscriptions created with the calling API key, in
 	// ascending `id` order (which is creation order). Subscriptions of other API keys are
 	// never listed. Pagination works as on every list (see Pagination).
@@ -3373,6 +4155,8 @@ type ClientWithResponsesInterface interface {
 	ListWebhooksWithResponse(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
 
 	// CreateWebhookWithBodyWithResponse Subscribe a URL to event types
+	//
+	// Scope: webhooks
 	//
 	// Creates a webhook subscription: from now on every event of the listed types is
 	// delivered to `url` (see the `event` callback for the request the service sends).
@@ -3406,6 +4190,8 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithResponse Subscribe a URL to event types
 	//
+	// Scope: webhooks
+	//
 	// Creates a webhook subscription: from now on every event of the listed types is
 	// delivered to `url` (see the `event` callback for the request the service sends).
 	// Events that happened before the subscription are not delivered.
@@ -3438,6 +4224,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListEventTypesWithResponse List subscribable event types
 	//
+	// Scope: none (any valid key)
+	//
 	// Returns the controlled list of event types a webhook can subscribe to, each with the
 	// payload versions (`api_versions`) it is available in and the newest of them
 	// (`latest`). The list is small and not paginated. Like every operation it requires
@@ -3458,6 +4246,8 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteWebhookWithResponse Delete a webhook subscription
 	//
+	// Scope: webhooks
+	//
 	// Deletes the subscription and its delivery history. Deliveries not yet made are
 	// dropped; an attempt already in flight may still arrive.
 	//
@@ -3468,6 +4258,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetWebhookWithResponse Read a webhook subscription
 	//
+	// Scope: webhooks
+	//
 	// Returns the subscription, without its secret. Subscriptions of other API keys are answered with 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3476,6 +4268,8 @@ type ClientWithResponsesInterface interface {
 	GetWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
 
 	// UpdateWebhookWithBodyWithResponse Change a webhook subscription
+	//
+	// Scope: webhooks
 	//
 	// Changes the fields present in the body; absent fields keep their value.
 	// `event_types`, when present, replaces the whole list, with the same rules as on
@@ -3492,6 +4286,8 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithResponse Change a webhook subscription
 	//
+	// Scope: webhooks
+	//
 	// Changes the fields present in the body; absent fields keep their value.
 	// `event_types`, when present, replaces the whole list, with the same rules as on
 	// creation. `enabled: false` pauses deliveries (events are still recorded and
@@ -3507,6 +4303,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhookDeliveriesWithResponse List delivery attempts
 	//
+	// Scope: webhooks
+	//
 	// Returns one page of the delivery attempts made to the subscription, newest first
 	// (descending `id`): one entry per attempt, with the HTTP status the receiver
 	// answered or the error that prevented an answer, and when the next attempt of that
@@ -3518,6 +4316,8 @@ type ClientWithResponsesInterface interface {
 	ListWebhookDeliveriesWithResponse(ctx context.Context, webhookId WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
 
 	// ReplayWebhookWithBodyWithResponse Deliver logged events again
+	//
+	// Scope: webhooks
 	//
 	// Queues the events of the log with `since` <= `timestamp` < `until` (no upper bound
 	// without `until`) of the listed `types` (every type the subscription has without
@@ -3544,6 +4344,8 @@ type ClientWithResponsesInterface interface {
 
 	// ReplayWebhookWithResponse Deliver logged events again
 	//
+	// Scope: webhooks
+	//
 	// Queues the events of the log with `since` <= `timestamp` < `until` (no upper bound
 	// without `until`) of the listed `types` (every type the subscription has without
 	// `types`) for delivery to this subscription again, each with its original id (the
@@ -3569,6 +4371,8 @@ type ClientWithResponsesInterface interface {
 
 	// RotateWebhookSecretWithResponse Rotate the signing secret
 	//
+	// Scope: webhooks
+	//
 	// Replaces the subscription's signing secret with a new one, shown in the answer
 	// (and never again). For 24 hours after the rotation every delivery is signed with
 	// both the new and the previous secret (two entries in `webhook-signature`), so a
@@ -3581,8 +4385,10 @@ type ClientWithResponsesInterface interface {
 
 	// TestWebhookWithResponse Send a test event
 	//
-	// Sends a signed `webhook.ping` event (payload version 1.0, data `{webhookId, url}`)
-	// to this subscription only, whatever types it subscribes to, and answers 202 with the
+	// Scope: webhooks
+	//
+	// Sends a signed `webhook.ping` event (payload version 1.1, data `{webhookId, url,
+	// actor}`) to this subscription only, whatever types it subscribes to, and answers 202 with the
 	// event's id (its `webhook-id`) at once; the delivery follows, with the usual
 	// signature and retries, and its attempts appear in
 	// `GET /emsp/v1/webhooks/{webhookId}/deliveries`. Ping events are not in the event
@@ -3599,10 +4405,13 @@ type ClientWithResponsesInterface interface {
 
 	// IngestStatusNotificationWithBodyWithResponse Ingest a charge box status notification
 	//
+	// Scope: ingest
+	//
 	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 	// it, for the service that terminates the OCPP connections. Only API keys with the
-	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
-	// are answered with 403.
+	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
+	// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+	// name as their `actor`.
 	//
 	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -3647,10 +4456,13 @@ type ClientWithResponsesInterface interface {
 
 	// IngestStatusNotificationWithResponse Ingest a charge box status notification
 	//
+	// Scope: ingest
+	//
 	// Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 	// it, for the service that terminates the OCPP connections. Only API keys with the
-	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
-	// are answered with 403.
+	// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
+	// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+	// name as their `actor`.
 	//
 	// **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 	// service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -3695,6 +4507,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListLocationsWithResponse List locations
 	//
+	// Scope: inventory:read
+	//
 	// Returns one page of locations, in ascending `id` order.
 	//
 	// Without `cursor` the first page is returned. Pass `pagination.next_cursor` of a page
@@ -3705,8 +4519,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the locations whose
 	// `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-	// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-	// walk.
+	// first (see Staying in sync). A change of one of a location's EVSEs or their
+	// connectors changes the location too. Pass the same `updated_since` with every
+	// cursor of the walk, and apply the items in the order they come; a copy of a
+	// location with a higher `version` is newer than one with a lower.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3714,6 +4530,8 @@ type ClientWithResponsesInterface interface {
 	ListLocationsWithResponse(ctx context.Context, params *ListLocationsParams, reqEditors ...RequestEditorFn) (*ListLocationsResponse, error)
 
 	// DeleteLocationWithResponse Delete a location
+	//
+	// Scope: inventory:write
 	//
 	// Deletes the location: it gets `deletedAt`, keeps answering `GET /v1/locations/{id}`,
 	// and no longer appears in list pages. It is refused with 409 `location_in_use` while
@@ -3728,6 +4546,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetLocationWithResponse Read a location
 	//
+	// Scope: inventory:read
+	//
 	// Returns the location with the given identifier.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3736,6 +4556,8 @@ type ClientWithResponsesInterface interface {
 	GetLocationWithResponse(ctx context.Context, id LocationId, reqEditors ...RequestEditorFn) (*GetLocationResponse, error)
 
 	// PutLocationWithBodyWithResponse Create or replace a location
+	//
+	// Scope: inventory:write
 	//
 	// Creates the location with this `id` (201) or replaces every field of an existing one
 	// (200). The caller chooses location ids, as in OCPI. The body is the location without
@@ -3753,6 +4575,8 @@ type ClientWithResponsesInterface interface {
 
 	// PutLocationWithResponse Create or replace a location
 	//
+	// Scope: inventory:write
+	//
 	// Creates the location with this `id` (201) or replaces every field of an existing one
 	// (200). The caller chooses location ids, as in OCPI. The body is the location without
 	// the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
@@ -3769,6 +4593,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListChargeboxesWithResponse List the charge boxes
 	//
+	// Scope: inventory:read
+	//
 	// Returns one page of the charge boxes registered to connect over OCPP, in ascending
 	// `chargeboxId` order, each as `GET /v2/chargeboxes/{chargeboxId}` shows it.
 	// Pagination works as on every list (see Pagination). A charge box whose EVSEs exist
@@ -3781,6 +4607,8 @@ type ClientWithResponsesInterface interface {
 	ListChargeboxesWithResponse(ctx context.Context, params *ListChargeboxesParams, reqEditors ...RequestEditorFn) (*ListChargeboxesResponse, error)
 
 	// GetChargeboxWithResponse Read a charge box
+	//
+	// Scope: inventory:read
 	//
 	// Returns a charge box registered to connect over OCPP: whether it is connected and
 	// over which OCPP version, when something last came from it, what its last
@@ -3808,6 +4636,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListEvsesWithResponse List EVSEs
 	//
+	// Scope: inventory:read
+	//
 	// Returns one page of EVSEs, in ascending `uid` order, each with all its connectors
 	// (deleted connectors included, recognisable by `deletedAt`).
 	//
@@ -3819,7 +4649,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// With `updated_since` the answer is the change list instead: the EVSEs whose
 	// `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-	// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+	// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+	// apply the items in the order they come; a copy of an EVSE with a higher `version`
+	// is newer than one with a lower.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3827,6 +4659,8 @@ type ClientWithResponsesInterface interface {
 	ListEvsesWithResponse(ctx context.Context, params *ListEvsesParams, reqEditors ...RequestEditorFn) (*ListEvsesResponse, error)
 
 	// CreateEvseWithBodyWithResponse Create an EVSE
+	//
+	// Scope: inventory:write
 	//
 	// Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
 	// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
@@ -3851,6 +4685,8 @@ type ClientWithResponsesInterface interface {
 
 	// CreateEvseWithResponse Create an EVSE
 	//
+	// Scope: inventory:write
+	//
 	// Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
 	// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
 	// `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
@@ -3874,6 +4710,8 @@ type ClientWithResponsesInterface interface {
 
 	// RemoveEvseWithResponse Remove an EVSE
 	//
+	// Scope: inventory:write
+	//
 	// Sets the EVSE's status to `REMOVED`, from any status. The EVSE stays readable by
 	// `uid` and in list pages, so partners learn of the removal; its connectors stay as
 	// they are, and every later write to it is 409 `evse_removed`. Removing an EVSE that
@@ -3888,6 +4726,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetEvseWithResponse Read an EVSE
 	//
+	// Scope: inventory:read
+	//
 	// Returns the EVSE with all its connectors (deleted connectors included, recognisable
 	// by `deletedAt`). The `ETag` response header identifies this state of the EVSE; send
 	// it back as `If-Match` when you update a connector to make sure nobody changed the
@@ -3899,6 +4739,8 @@ type ClientWithResponsesInterface interface {
 	GetEvseWithResponse(ctx context.Context, uid EvseUid, reqEditors ...RequestEditorFn) (*GetEvseResponse, error)
 
 	// UpdateEvseWithBodyWithResponse Change an EVSE's status, charge box or location
+	//
+	// Scope: inventory:write
 	//
 	// The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 	// service and back, removing it), the charge box that holds it (`chargeboxId`) and
@@ -3935,6 +4777,8 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateEvseWithResponse Change an EVSE's status, charge box or location
 	//
+	// Scope: inventory:write
+	//
 	// The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 	// service and back, removing it), the charge box that holds it (`chargeboxId`) and
 	// its location (`locationId`). Only the fields present are changed; the body must
@@ -3970,6 +4814,8 @@ type ClientWithResponsesInterface interface {
 
 	// CreateConnectorWithBodyWithResponse Add a connector to an EVSE
 	//
+	// Scope: inventory:write
+	//
 	// Adds a connector to the EVSE. The service assigns the next `id` (one more than the
 	// highest, deleted connectors included, so OCPP connector numbers of the charge box
 	// stay stable). The connector must keep the connector rules (400
@@ -3983,6 +4829,8 @@ type ClientWithResponsesInterface interface {
 	CreateConnectorWithBodyWithResponse(ctx context.Context, uid EvseUid, params *CreateConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateConnectorResponse, error)
 
 	// CreateConnectorWithResponse Add a connector to an EVSE
+	//
+	// Scope: inventory:write
 	//
 	// Adds a connector to the EVSE. The service assigns the next `id` (one more than the
 	// highest, deleted connectors included, so OCPP connector numbers of the charge box
@@ -3998,6 +4846,8 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteConnectorWithResponse Delete a connector
 	//
+	// Scope: inventory:write
+	//
 	// Marks the connector deleted: it gets `deletedAt` and stays in the EVSE's
 	// `connectors`, so the OCPP numbering of the charge box's connectors does not shift.
 	// A deleted connector cannot be updated (409 `connector_deleted`). Deleting it again
@@ -4011,6 +4861,8 @@ type ClientWithResponsesInterface interface {
 	DeleteConnectorWithResponse(ctx context.Context, uid EvseUid, connectorId int64, params *DeleteConnectorParams, reqEditors ...RequestEditorFn) (*DeleteConnectorResponse, error)
 
 	// UpdateConnectorWithBodyWithResponse Update a connector on an EVSE
+	//
+	// Scope: inventory:write
 	//
 	// Changes the technical data of one connector. Only the fields present in the body
 	// are changed; absent fields keep their value, so two clients updating different
@@ -4036,6 +4888,8 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateConnectorWithResponse Update a connector on an EVSE
 	//
+	// Scope: inventory:write
+	//
 	// Changes the technical data of one connector. Only the fields present in the body
 	// are changed; absent fields keep their value, so two clients updating different
 	// fields of one connector at the same time both see their change applied. The body
@@ -4057,6 +4911,666 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v2/evses/{uid}/connectors/{connectorId} (the `UpdateConnector` operationId).
 	UpdateConnectorWithResponse(ctx context.Context, uid EvseUid, connectorId int64, params *UpdateConnectorParams, body UpdateConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateConnectorResponse, error)
+}
+
+// ListKeysResponse200Headers the declared response headers of an HTTP 200 response for ListKeys
+type ListKeysResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListKeysResponse400Headers the declared response headers of an HTTP 400 response for ListKeys
+type ListKeysResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListKeysResponse403Headers the declared response headers of an HTTP 403 response for ListKeys
+type ListKeysResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListKeysResponse429Headers the declared response headers of an HTTP 429 response for ListKeys
+type ListKeysResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListKeysResponse500Headers the declared response headers of an HTTP 500 response for ListKeys
+type ListKeysResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListKeysResponse503Headers the declared response headers of an HTTP 503 response for ListKeys
+type ListKeysResponse503Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+type ListKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *KeyPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListKeysResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListKeysResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListKeysResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListKeysResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListKeysResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListKeysResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListKeysResponse) GetJSON200() *KeyPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListKeysResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListKeysResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListKeysResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListKeysResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListKeysResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateKeyResponse201Headers the declared response headers of an HTTP 201 response for CreateKey
+type CreateKeyResponse201Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// CreateKeyResponse400Headers the declared response headers of an HTTP 400 response for CreateKey
+type CreateKeyResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// CreateKeyResponse403Headers the declared response headers of an HTTP 403 response for CreateKey
+type CreateKeyResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// CreateKeyResponse409Headers the declared response headers of an HTTP 409 response for CreateKey
+type CreateKeyResponse409Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// CreateKeyResponse413Headers the declared response headers of an HTTP 413 response for CreateKey
+type CreateKeyResponse413Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// CreateKeyResponse415Headers the declared response headers of an HTTP 415 response for CreateKey
+type CreateKeyResponse415Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// CreateKeyResponse429Headers the declared response headers of an HTTP 429 response for CreateKey
+type CreateKeyResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// CreateKeyResponse500Headers the declared response headers of an HTTP 500 response for CreateKey
+type CreateKeyResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// CreateKeyResponse503Headers the declared response headers of an HTTP 503 response for CreateKey
+type CreateKeyResponse503Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+type CreateKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *KeyWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateKeyResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateKeyResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateKeyResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateKeyResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateKeyResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateKeyResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateKeyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateKeyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateKeyResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateKeyResponse) GetJSON201() *KeyWithSecret {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateKeyResponse) GetJSON400() *InvalidBody {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateKeyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateKeyResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateKeyResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateKeyResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateKeyResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateKeyResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokeKeyResponse204Headers the declared response headers of an HTTP 204 response for RevokeKey
+type RevokeKeyResponse204Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RevokeKeyResponse400Headers the declared response headers of an HTTP 400 response for RevokeKey
+type RevokeKeyResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RevokeKeyResponse403Headers the declared response headers of an HTTP 403 response for RevokeKey
+type RevokeKeyResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RevokeKeyResponse404Headers the declared response headers of an HTTP 404 response for RevokeKey
+type RevokeKeyResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RevokeKeyResponse429Headers the declared response headers of an HTTP 429 response for RevokeKey
+type RevokeKeyResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RevokeKeyResponse500Headers the declared response headers of an HTTP 500 response for RevokeKey
+type RevokeKeyResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RevokeKeyResponse503Headers the declared response headers of an HTTP 503 response for RevokeKey
+type RevokeKeyResponse503Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+type RevokeKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *RevokeKeyResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RevokeKeyResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RevokeKeyResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RevokeKeyResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeKeyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RevokeKeyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RevokeKeyResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokeKeyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeKeyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RevokeKeyResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokeKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RevokeKeyResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateKeyResponse200Headers the declared response headers of an HTTP 200 response for RotateKey
+type RotateKeyResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RotateKeyResponse400Headers the declared response headers of an HTTP 400 response for RotateKey
+type RotateKeyResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RotateKeyResponse403Headers the declared response headers of an HTTP 403 response for RotateKey
+type RotateKeyResponse403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RotateKeyResponse404Headers the declared response headers of an HTTP 404 response for RotateKey
+type RotateKeyResponse404Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RotateKeyResponse413Headers the declared response headers of an HTTP 413 response for RotateKey
+type RotateKeyResponse413Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RotateKeyResponse415Headers the declared response headers of an HTTP 415 response for RotateKey
+type RotateKeyResponse415Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RotateKeyResponse429Headers the declared response headers of an HTTP 429 response for RotateKey
+type RotateKeyResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RotateKeyResponse500Headers the declared response headers of an HTTP 500 response for RotateKey
+type RotateKeyResponse500Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RotateKeyResponse503Headers the declared response headers of an HTTP 503 response for RotateKey
+type RotateKeyResponse503Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+type RotateKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *KeyWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateKeyResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RotateKeyResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RotateKeyResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RotateKeyResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RotateKeyResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RotateKeyResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateKeyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RotateKeyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateKeyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateKeyResponse) GetJSON200() *KeyWithSecret {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RotateKeyResponse) GetJSON400() *InvalidBody {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RotateKeyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RotateKeyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RotateKeyResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RotateKeyResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateKeyResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RotateKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RotateKeyResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
@@ -8682,23 +10196,184 @@ func (r UpdateConnectorResponse) ContentType() string {
 	return ""
 }
 
+// ListKeysWithResponse List API keys
+//
+// Scope: keys
+//
+// Returns one page of the API keys that are not revoked, expired ones included, in
+// ascending `name` order, without their secrets: the service keeps only their
+// SHA-256 hashes. Pagination works as on every list (see Pagination). Development
+// keys given in the service's environment are not stored and not listed.
+//
+// `lastUsedAt` is coarse: each server instance notes a key's use at most once a
+// minute and writes what it noted once a minute, so the value is the minute of the
+// last use (rounded down), up to about two minutes late, and an instance that stops
+// abruptly loses its last minute.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/v1/keys (the `ListKeys` operationId).
+func (c *ClientWithResponses) ListKeysWithResponse(ctx context.Context, params *ListKeysParams, reqEditors ...RequestEditorFn) (*ListKeysResponse, error) {
+	rsp, err := c.ListKeys(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListKeysResponse(rsp)
+}
+
+// CreateKeyWithBodyWithResponse Create an API key
+//
+// Scope: keys
+//
+// Creates an API key and answers with its `secret`, the only time it is shown: the
+// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
+// holder.
+//
+// `name` identifies the key for good: it is the `actor` of every change the key
+// makes, the owner of the webhooks it creates, and the path of its other operations.
+// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
+// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
+// key with the `keys` scope can create keys with any scope, `keys` included: hand
+// it out with care. `expiresAt` (in the future) ends the key: from then on it is
+// answered with 403 `key_expired`. `rateLimit` replaces the service's default rate
+// limit for this key.
+//
+// There is no `Idempotency-Key`: its kept answer would hold the secret. When the
+// answer to a creation is lost, a retry is answered with 409 `conflict`; rotate the
+// key (`overlapSeconds` 0) to get a secret.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/v1/keys (the `CreateKey` operationId).
+func (c *ClientWithResponses) CreateKeyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKeyResponse, error) {
+	rsp, err := c.CreateKeyWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateKeyResponse(rsp)
+}
+
+// CreateKeyWithResponse Create an API key
+//
+// Scope: keys
+//
+// Creates an API key and answers with its `secret`, the only time it is shown: the
+// service keeps only its SHA-256 hash. Store it safely and hand it to the key's
+// holder.
+//
+// `name` identifies the key for good: it is the `actor` of every change the key
+// makes, the owner of the webhooks it creates, and the path of its other operations.
+// A name in use, also by a revoked key, is answered with 409 `conflict`. `scopes`
+// defaults to `[partner]`; give a partner only the scopes it needs (see Scopes). A
+// key with the `keys` scope can create keys with any scope, `keys` included: hand
+// it out with care. `expiresAt` (in the future) ends the key: from then on it is
+// answered with 403 `key_expired`. `rateLimit` replaces the service's default rate
+// limit for this key.
+//
+// There is no `Idempotency-Key`: its kept answer would hold the secret. When the
+// answer to a creation is lost, a retry is answered with 409 `conflict`; rotate the
+// key (`overlapSeconds` 0) to get a secret.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/v1/keys (the `CreateKey` operationId).
+func (c *ClientWithResponses) CreateKeyWithResponse(ctx context.Context, body CreateKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKeyResponse, error) {
+	rsp, err := c.CreateKey(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateKeyResponse(rsp)
+}
+
+// RevokeKeyWithResponse Revoke an API key
+//
+// Scope: keys
+//
+// Revokes the key: none of its secrets works any more, on every server instance
+// within the service's key cache time (5 seconds by default); it is then answered
+// with 403 `unauthorized`. Its name stays taken. A name that no active key has is
+// answered with 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /admin/v1/keys/{name} (the `RevokeKey` operationId).
+func (c *ClientWithResponses) RevokeKeyWithResponse(ctx context.Context, name KeyNamePath, reqEditors ...RequestEditorFn) (*RevokeKeyResponse, error) {
+	rsp, err := c.RevokeKey(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeKeyResponse(rsp)
+}
+
+// RotateKeyWithBodyWithResponse Rotate an API key's secret
+//
+// Scope: keys
+//
+// Gives the key a new secret and answers with it, the only time it is shown. The old
+// secret keeps working for `overlapSeconds` (default 86400, one day; 0 ends it at
+// once), so that the key's holder can switch without an outage; afterwards it is
+// answered with 403 `key_expired`. Rotating again during an overlap ends the older
+// secret at once. The key keeps its name, scopes, rate limit and webhooks, and its
+// expiry unless the body gives a new `expiresAt`. Every server instance sees the
+// change within the service's key cache time (5 seconds by default). A name that no
+// active key has is answered with 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/v1/keys/{name}/rotate (the `RotateKey` operationId).
+func (c *ClientWithResponses) RotateKeyWithBodyWithResponse(ctx context.Context, name KeyNamePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateKeyResponse, error) {
+	rsp, err := c.RotateKeyWithBody(ctx, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateKeyResponse(rsp)
+}
+
+// RotateKeyWithResponse Rotate an API key's secret
+//
+// Scope: keys
+//
+// Gives the key a new secret and answers with it, the only time it is shown. The old
+// secret keeps working for `overlapSeconds` (default 86400, one day; 0 ends it at
+// once), so that the key's holder can switch without an outage; afterwards it is
+// answered with 403 `key_expired`. Rotating again during an overlap ends the older
+// secret at once. The key keeps its name, scopes, rate limit and webhooks, and its
+// expiry unless the body gives a new `expiresAt`. Every server instance sees the
+// change within the service's key cache time (5 seconds by default). A name that no
+// active key has is answered with 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/v1/keys/{name}/rotate (the `RotateKey` operationId).
+func (c *ClientWithResponses) RotateKeyWithResponse(ctx context.Context, name KeyNamePath, body RotateKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateKeyResponse, error) {
+	rsp, err := c.RotateKey(ctx, name, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateKeyResponse(rsp)
+}
+
 // ListEventsWithResponse List the event log
+//
+// Scope: events:read
 //
 // Returns one page of the event log: every event the service produced in the
 // retention period (30 days by default), whether or not a webhook subscribes to it,
-// oldest change first. Events are about the network, so any valid API key reads the
-// whole log. `webhook.ping` events (sent by `POST /emsp/v1/webhooks/{webhookId}/test`)
-// are not in the log, nor are `chargebox.connected` and `chargebox.disconnected`
-// (delivered to subscriptions only: they tell about a charge box's connection, which
-// `GET /v2/chargeboxes` shows; the EVSE statuses a connection changes are in the log
-// as `evse.status.changed`).
+// oldest change first. Events are about the network, so every key with the
+// `events:read` scope reads the whole log. `webhook.ping` events (sent by
+// `POST /emsp/v1/webhooks/{webhookId}/test`) are not in the log, nor are
+// `chargebox.connected` and `chargebox.disconnected` (delivered to subscriptions
+// only: they tell about a charge box's connection, which `GET /v2/chargeboxes`
+// shows; the EVSE statuses a connection changes are in the log as
+// `evse.status.changed`).
 //
 // Each item is an event as a webhook delivery carries it (`type`, `timestamp`, `data`),
 // with its `id` (the `webhook-id` header of its deliveries, so you can match the two)
 // and the payload version it is rendered in (`api_version`).
 //
-// Filters: `type` (repeatable: events of any of the listed types) and `since` (events
-// at or after that time). Pass the same filters with every cursor of the walk: a
+// Filters: `type` (repeatable: events of any of the listed types), `since` (events
+// at or after that time) and `actor` (the events of the changes one API key made, or
+// one charge box reported). Pass the same filters with every cursor of the walk: a
 // cursor used with other filters is rejected with 400 `invalid_cursor`. The log is
 // read forward only; every page carries `resume_cursor`: keep the last one and poll
 // with it to receive later events (see Staying in sync). Do not resume with the last
@@ -8717,6 +10392,8 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 
 // GetEventWithResponse Read one event of the log
 //
+// Scope: events:read
+//
 // Returns one event of the log, rendered in the payload version `api_version` asks
 // for (see `GET /emsp/v1/events`). An event that was never produced, was pruned after
 // the retention period, or is a `webhook.ping` is answered with 404.
@@ -8734,6 +10411,8 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, eventId 
 
 // ListWebhooksWithResponse List your webhook subscriptions
 //
+// Scope: webhooks
+//
 // Returns one page of the webhook subscriptions created with the calling API key, in
 // ascending `id` order (which is creation order). Subscriptions of other API keys are
 // never listed. Pagination works as on every list (see Pagination).
@@ -8750,6 +10429,8 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 }
 
 // CreateWebhookWithBodyWithResponse Subscribe a URL to event types
+//
+// Scope: webhooks
 //
 // Creates a webhook subscription: from now on every event of the listed types is
 // delivered to `url` (see the `event` callback for the request the service sends).
@@ -8789,6 +10470,8 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 
 // CreateWebhookWithResponse Subscribe a URL to event types
 //
+// Scope: webhooks
+//
 // Creates a webhook subscription: from now on every event of the listed types is
 // delivered to `url` (see the `event` callback for the request the service sends).
 // Events that happened before the subscription are not delivered.
@@ -8827,6 +10510,8 @@ func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, par
 
 // ListEventTypesWithResponse List subscribable event types
 //
+// Scope: none (any valid key)
+//
 // Returns the controlled list of event types a webhook can subscribe to, each with the
 // payload versions (`api_versions`) it is available in and the newest of them
 // (`latest`). The list is small and not paginated. Like every operation it requires
@@ -8853,6 +10538,8 @@ func (c *ClientWithResponses) ListEventTypesWithResponse(ctx context.Context, re
 
 // DeleteWebhookWithResponse Delete a webhook subscription
 //
+// Scope: webhooks
+//
 // Deletes the subscription and its delivery history. Deliveries not yet made are
 // dropped; an attempt already in flight may still arrive.
 //
@@ -8869,6 +10556,8 @@ func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, web
 
 // GetWebhookWithResponse Read a webhook subscription
 //
+// Scope: webhooks
+//
 // Returns the subscription, without its secret. Subscriptions of other API keys are answered with 404.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -8883,6 +10572,8 @@ func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhoo
 }
 
 // UpdateWebhookWithBodyWithResponse Change a webhook subscription
+//
+// Scope: webhooks
 //
 // Changes the fields present in the body; absent fields keep their value.
 // `event_types`, when present, replaces the whole list, with the same rules as on
@@ -8905,6 +10596,8 @@ func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Cont
 
 // UpdateWebhookWithResponse Change a webhook subscription
 //
+// Scope: webhooks
+//
 // Changes the fields present in the body; absent fields keep their value.
 // `event_types`, when present, replaces the whole list, with the same rules as on
 // creation. `enabled: false` pauses deliveries (events are still recorded and
@@ -8926,6 +10619,8 @@ func (c *ClientWithResponses) UpdateWebhookWithResponse(ctx context.Context, web
 
 // ListWebhookDeliveriesWithResponse List delivery attempts
 //
+// Scope: webhooks
+//
 // Returns one page of the delivery attempts made to the subscription, newest first
 // (descending `id`): one entry per attempt, with the HTTP status the receiver
 // answered or the error that prevented an answer, and when the next attempt of that
@@ -8943,6 +10638,8 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 }
 
 // ReplayWebhookWithBodyWithResponse Deliver logged events again
+//
+// Scope: webhooks
 //
 // Queues the events of the log with `since` <= `timestamp` < `until` (no upper bound
 // without `until`) of the listed `types` (every type the subscription has without
@@ -8975,6 +10672,8 @@ func (c *ClientWithResponses) ReplayWebhookWithBodyWithResponse(ctx context.Cont
 
 // ReplayWebhookWithResponse Deliver logged events again
 //
+// Scope: webhooks
+//
 // Queues the events of the log with `since` <= `timestamp` < `until` (no upper bound
 // without `until`) of the listed `types` (every type the subscription has without
 // `types`) for delivery to this subscription again, each with its original id (the
@@ -9006,6 +10705,8 @@ func (c *ClientWithResponses) ReplayWebhookWithResponse(ctx context.Context, web
 
 // RotateWebhookSecretWithResponse Rotate the signing secret
 //
+// Scope: webhooks
+//
 // Replaces the subscription's signing secret with a new one, shown in the answer
 // (and never again). For 24 hours after the rotation every delivery is signed with
 // both the new and the previous secret (two entries in `webhook-signature`), so a
@@ -9024,8 +10725,10 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 
 // TestWebhookWithResponse Send a test event
 //
-// Sends a signed `webhook.ping` event (payload version 1.0, data `{webhookId, url}`)
-// to this subscription only, whatever types it subscribes to, and answers 202 with the
+// Scope: webhooks
+//
+// Sends a signed `webhook.ping` event (payload version 1.1, data `{webhookId, url,
+// actor}`) to this subscription only, whatever types it subscribes to, and answers 202 with the
 // event's id (its `webhook-id`) at once; the delivery follows, with the usual
 // signature and retries, and its attempts appear in
 // `GET /emsp/v1/webhooks/{webhookId}/deliveries`. Ping events are not in the event
@@ -9048,10 +10751,13 @@ func (c *ClientWithResponses) TestWebhookWithResponse(ctx context.Context, webho
 
 // IngestStatusNotificationWithBodyWithResponse Ingest a charge box status notification
 //
+// Scope: ingest
+//
 // Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 // it, for the service that terminates the OCPP connections. Only API keys with the
-// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
-// are answered with 403.
+// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
+// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+// name as their `actor`.
 //
 // **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 // service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -9102,10 +10808,13 @@ func (c *ClientWithResponses) IngestStatusNotificationWithBodyWithResponse(ctx c
 
 // IngestStatusNotificationWithResponse Ingest a charge box status notification
 //
+// Scope: ingest
+//
 // Accepts the fields of an OCPP 1.6 `StatusNotification.req` as the charge box sent
 // it, for the service that terminates the OCPP connections. Only API keys with the
-// `ingest` scope may call it (`chargenet apikey create --scope ingest`); partner keys
-// are answered with 403.
+// `ingest` scope may call it (`chargenet apikey create --scope ingest`); other keys
+// are answered with 403 `insufficient_scope`. The changes it makes carry the key's
+// name as their `actor`.
 //
 // **Which connector.** OCPP numbers the connectors of a charge box 1, 2, 3, ... The
 // service maps that number onto the charge box's EVSEs in ascending `uid` order and,
@@ -9156,6 +10865,8 @@ func (c *ClientWithResponses) IngestStatusNotificationWithResponse(ctx context.C
 
 // ListLocationsWithResponse List locations
 //
+// Scope: inventory:read
+//
 // Returns one page of locations, in ascending `id` order.
 //
 // Without `cursor` the first page is returned. Pass `pagination.next_cursor` of a page
@@ -9166,8 +10877,10 @@ func (c *ClientWithResponses) IngestStatusNotificationWithResponse(ctx context.C
 //
 // With `updated_since` the answer is the change list instead: the locations whose
 // `lastUpdated` is at or after it, deleted ones (`deletedAt`) included, oldest change
-// first (see Staying in sync). Pass the same `updated_since` with every cursor of the
-// walk.
+// first (see Staying in sync). A change of one of a location's EVSEs or their
+// connectors changes the location too. Pass the same `updated_since` with every
+// cursor of the walk, and apply the items in the order they come; a copy of a
+// location with a higher `version` is newer than one with a lower.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9181,6 +10894,8 @@ func (c *ClientWithResponses) ListLocationsWithResponse(ctx context.Context, par
 }
 
 // DeleteLocationWithResponse Delete a location
+//
+// Scope: inventory:write
 //
 // Deletes the location: it gets `deletedAt`, keeps answering `GET /v1/locations/{id}`,
 // and no longer appears in list pages. It is refused with 409 `location_in_use` while
@@ -9201,6 +10916,8 @@ func (c *ClientWithResponses) DeleteLocationWithResponse(ctx context.Context, id
 
 // GetLocationWithResponse Read a location
 //
+// Scope: inventory:read
+//
 // Returns the location with the given identifier.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9215,6 +10932,8 @@ func (c *ClientWithResponses) GetLocationWithResponse(ctx context.Context, id Lo
 }
 
 // PutLocationWithBodyWithResponse Create or replace a location
+//
+// Scope: inventory:write
 //
 // Creates the location with this `id` (201) or replaces every field of an existing one
 // (200). The caller chooses location ids, as in OCPI. The body is the location without
@@ -9238,6 +10957,8 @@ func (c *ClientWithResponses) PutLocationWithBodyWithResponse(ctx context.Contex
 
 // PutLocationWithResponse Create or replace a location
 //
+// Scope: inventory:write
+//
 // Creates the location with this `id` (201) or replaces every field of an existing one
 // (200). The caller chooses location ids, as in OCPI. The body is the location without
 // the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
@@ -9260,6 +10981,8 @@ func (c *ClientWithResponses) PutLocationWithResponse(ctx context.Context, id Lo
 
 // ListChargeboxesWithResponse List the charge boxes
 //
+// Scope: inventory:read
+//
 // Returns one page of the charge boxes registered to connect over OCPP, in ascending
 // `chargeboxId` order, each as `GET /v2/chargeboxes/{chargeboxId}` shows it.
 // Pagination works as on every list (see Pagination). A charge box whose EVSEs exist
@@ -9278,6 +11001,8 @@ func (c *ClientWithResponses) ListChargeboxesWithResponse(ctx context.Context, p
 }
 
 // GetChargeboxWithResponse Read a charge box
+//
+// Scope: inventory:read
 //
 // Returns a charge box registered to connect over OCPP: whether it is connected and
 // over which OCPP version, when something last came from it, what its last
@@ -9311,6 +11036,8 @@ func (c *ClientWithResponses) GetChargeboxWithResponse(ctx context.Context, char
 
 // ListEvsesWithResponse List EVSEs
 //
+// Scope: inventory:read
+//
 // Returns one page of EVSEs, in ascending `uid` order, each with all its connectors
 // (deleted connectors included, recognisable by `deletedAt`).
 //
@@ -9322,7 +11049,9 @@ func (c *ClientWithResponses) GetChargeboxWithResponse(ctx context.Context, char
 //
 // With `updated_since` the answer is the change list instead: the EVSEs whose
 // `lastUpdated` is at or after it, `REMOVED` ones included, oldest change first (see
-// Staying in sync). Pass the same `updated_since` with every cursor of the walk.
+// Staying in sync). Pass the same `updated_since` with every cursor of the walk, and
+// apply the items in the order they come; a copy of an EVSE with a higher `version`
+// is newer than one with a lower.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9336,6 +11065,8 @@ func (c *ClientWithResponses) ListEvsesWithResponse(ctx context.Context, params 
 }
 
 // CreateEvseWithBodyWithResponse Create an EVSE
+//
+// Scope: inventory:write
 //
 // Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
 // without the fields the service sets (`uid`, `lastUpdated`, connector errors and
@@ -9366,6 +11097,8 @@ func (c *ClientWithResponses) CreateEvseWithBodyWithResponse(ctx context.Context
 
 // CreateEvseWithResponse Create an EVSE
 //
+// Scope: inventory:write
+//
 // Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
 // without the fields the service sets (`uid`, `lastUpdated`, connector errors and
 // `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
@@ -9395,6 +11128,8 @@ func (c *ClientWithResponses) CreateEvseWithResponse(ctx context.Context, params
 
 // RemoveEvseWithResponse Remove an EVSE
 //
+// Scope: inventory:write
+//
 // Sets the EVSE's status to `REMOVED`, from any status. The EVSE stays readable by
 // `uid` and in list pages, so partners learn of the removal; its connectors stay as
 // they are, and every later write to it is 409 `evse_removed`. Removing an EVSE that
@@ -9415,6 +11150,8 @@ func (c *ClientWithResponses) RemoveEvseWithResponse(ctx context.Context, uid Ev
 
 // GetEvseWithResponse Read an EVSE
 //
+// Scope: inventory:read
+//
 // Returns the EVSE with all its connectors (deleted connectors included, recognisable
 // by `deletedAt`). The `ETag` response header identifies this state of the EVSE; send
 // it back as `If-Match` when you update a connector to make sure nobody changed the
@@ -9432,6 +11169,8 @@ func (c *ClientWithResponses) GetEvseWithResponse(ctx context.Context, uid EvseU
 }
 
 // UpdateEvseWithBodyWithResponse Change an EVSE's status, charge box or location
+//
+// Scope: inventory:write
 //
 // The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 // service and back, removing it), the charge box that holds it (`chargeboxId`) and
@@ -9474,6 +11213,8 @@ func (c *ClientWithResponses) UpdateEvseWithBodyWithResponse(ctx context.Context
 
 // UpdateEvseWithResponse Change an EVSE's status, charge box or location
 //
+// Scope: inventory:write
+//
 // The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 // service and back, removing it), the charge box that holds it (`chargeboxId`) and
 // its location (`locationId`). Only the fields present are changed; the body must
@@ -9515,6 +11256,8 @@ func (c *ClientWithResponses) UpdateEvseWithResponse(ctx context.Context, uid Ev
 
 // CreateConnectorWithBodyWithResponse Add a connector to an EVSE
 //
+// Scope: inventory:write
+//
 // Adds a connector to the EVSE. The service assigns the next `id` (one more than the
 // highest, deleted connectors included, so OCPP connector numbers of the charge box
 // stay stable). The connector must keep the connector rules (400
@@ -9534,6 +11277,8 @@ func (c *ClientWithResponses) CreateConnectorWithBodyWithResponse(ctx context.Co
 }
 
 // CreateConnectorWithResponse Add a connector to an EVSE
+//
+// Scope: inventory:write
 //
 // Adds a connector to the EVSE. The service assigns the next `id` (one more than the
 // highest, deleted connectors included, so OCPP connector numbers of the charge box
@@ -9555,6 +11300,8 @@ func (c *ClientWithResponses) CreateConnectorWithResponse(ctx context.Context, u
 
 // DeleteConnectorWithResponse Delete a connector
 //
+// Scope: inventory:write
+//
 // Marks the connector deleted: it gets `deletedAt` and stays in the EVSE's
 // `connectors`, so the OCPP numbering of the charge box's connectors does not shift.
 // A deleted connector cannot be updated (409 `connector_deleted`). Deleting it again
@@ -9574,6 +11321,8 @@ func (c *ClientWithResponses) DeleteConnectorWithResponse(ctx context.Context, u
 }
 
 // UpdateConnectorWithBodyWithResponse Update a connector on an EVSE
+//
+// Scope: inventory:write
 //
 // Changes the technical data of one connector. Only the fields present in the body
 // are changed; absent fields keep their value, so two clients updating different
@@ -9605,6 +11354,8 @@ func (c *ClientWithResponses) UpdateConnectorWithBodyWithResponse(ctx context.Co
 
 // UpdateConnectorWithResponse Update a connector on an EVSE
 //
+// Scope: inventory:write
+//
 // Changes the technical data of one connector. Only the fields present in the body
 // are changed; absent fields keep their value, so two clients updating different
 // fields of one connector at the same time both see their change applied. The body
@@ -9631,6 +11382,1296 @@ func (c *ClientWithResponses) UpdateConnectorWithResponse(ctx context.Context, u
 		return nil, err
 	}
 	return ParseUpdateConnectorResponse(rsp)
+}
+
+// ParseListKeysResponse parses an HTTP response from a ListKeysWithResponse call
+func ParseListKeysResponse(rsp *http.Response) (*ListKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest KeyPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListKeysResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListKeysResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListKeysResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListKeysResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListKeysResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListKeysResponse503Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateKeyResponse parses an HTTP response from a CreateKeyWithResponse call
+func ParseCreateKeyResponse(rsp *http.Response) (*CreateKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest KeyWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateKeyResponse201Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateKeyResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateKeyResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateKeyResponse409Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateKeyResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateKeyResponse415Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateKeyResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateKeyResponse503Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeKeyResponse parses an HTTP response from a RevokeKeyWithResponse call
+func ParseRevokeKeyResponse(rsp *http.Response) (*RevokeKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers RevokeKeyResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers RevokeKeyResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers RevokeKeyResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RevokeKeyResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokeKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RevokeKeyResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RevokeKeyResponse503Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateKeyResponse parses an HTTP response from a RotateKeyWithResponse call
+func ParseRotateKeyResponse(rsp *http.Response) (*RotateKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest KeyWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateKeyResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RotateKeyResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers RotateKeyResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RotateKeyResponse404Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers RotateKeyResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RotateKeyResponse415Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RotateKeyResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateKeyResponse503Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call

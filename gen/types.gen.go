@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/chargenet/chargenet/timestamp"
 	"github.com/oapi-codegen/runtime"
 )
 
@@ -349,12 +350,55 @@ func (e RegisteredChargeboxProtocol) Valid() bool {
 	}
 }
 
+// Defines values for ScopeName.
+const (
+	EventsRead     ScopeName = "events:read"
+	Ingest         ScopeName = "ingest"
+	InventoryRead  ScopeName = "inventory:read"
+	InventoryWrite ScopeName = "inventory:write"
+	Keys           ScopeName = "keys"
+	Partner        ScopeName = "partner"
+	Webhooks       ScopeName = "webhooks"
+)
+
+// Valid indicates whether the value is a known member of the ScopeName enum.
+func (e ScopeName) Valid() bool {
+	switch e {
+	case EventsRead:
+		return true
+	case Ingest:
+		return true
+	case InventoryRead:
+		return true
+	case InventoryWrite:
+		return true
+	case Keys:
+		return true
+	case Partner:
+		return true
+	case Webhooks:
+		return true
+	default:
+		return false
+	}
+}
+
+// Actor Who made the change: the name of the API key that made it (never its secret), or
+// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+// recorded since; events recorded before have no actor.
+//
+// Example: emsp-acme
+type Actor = string
+
 // ChargeboxBoot What the charge box's last `BootNotification` said about it; absent before its first.
 type ChargeboxBoot struct {
 	// BootedAt When the `BootNotification` arrived.
 	//
-	// Example: 2026-11-22T09:58:01Z
-	BootedAt time.Time `json:"bootedAt"`
+	// Example: 2026-11-22T09:58:01.000000Z
+	BootedAt timestamp.Time `json:"bootedAt"`
 
 	// FirmwareVersion The box's firmware version; absent when it sent none.
 	//
@@ -383,6 +427,17 @@ type ChargeboxBoot struct {
 // `chargebox.connected` and no `chargebox.disconnected`. These events are delivered
 // to subscriptions and are not in the event log.
 type ChargeboxEventData struct {
+	// Actor Who made the change: the name of the API key that made it (never its secret), or
+	// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+	// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+	// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+	// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+	// recorded since; events recorded before have no actor.
+	//
+	//
+	// Example: emsp-acme
+	Actor *Actor `json:"actor,omitempty"`
+
 	// ChargeboxId Example: 501
 	ChargeboxId int64 `json:"chargeboxId"`
 
@@ -419,10 +474,12 @@ type ChargeboxEventDataReason string
 
 // Connector One connector (plug or socket) of an EVSE.
 type Connector struct {
-	// DeletedAt When the connector was deleted (UTC). Absent while the connector is in service.
+	// DeletedAt When the connector was deleted, RFC 3339 in UTC with six fractional digits.
+	// Absent while the connector is in service.
 	//
-	// Example: 2026-10-01T08:00:00Z
-	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+	//
+	// Example: 2026-10-01T08:00:00.000000Z
+	DeletedAt *timestamp.Time `json:"deletedAt,omitempty"`
 
 	// Error Error status of a connector as reported by its charge box; present only while there is an error.
 	Error *ConnectorStatus `json:"error,omitempty"`
@@ -623,8 +680,20 @@ type ConnectorStatus struct {
 }
 
 // ConnectorUpdatedData Payload of `evse.connector.updated`, `evse.connector.created` and
-// `evse.connector.deleted`, version 1.0: the connector after the change.
+// `evse.connector.deleted`: the connector after the change. Version 1.1 adds
+// `actor`.
 type ConnectorUpdatedData struct {
+	// Actor Who made the change: the name of the API key that made it (never its secret), or
+	// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+	// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+	// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+	// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+	// recorded since; events recorded before have no actor.
+	//
+	//
+	// Example: emsp-acme
+	Actor *Actor `json:"actor,omitempty"`
+
 	// ChargeboxId Example: 501
 	ChargeboxId int64 `json:"chargeboxId"`
 
@@ -655,8 +724,10 @@ type Delivery struct {
 	// Example: 1
 	Attempt int `json:"attempt"`
 
-	// AttemptedAt Example: 2026-11-22T10:00:00Z
-	AttemptedAt time.Time `json:"attempted_at"`
+	// AttemptedAt When the attempt was made, RFC 3339 in UTC with six fractional digits.
+	//
+	// Example: 2026-11-22T10:00:00.000000Z
+	AttemptedAt timestamp.Time `json:"attempted_at"`
 
 	// DurationMs How long the attempt took, in milliseconds.
 	//
@@ -686,10 +757,12 @@ type Delivery struct {
 	// Example: 42
 	Id int64 `json:"id"`
 
-	// NextAttemptAt When the event will be tried again; absent when no retry is scheduled.
+	// NextAttemptAt When the event will be tried again, RFC 3339 in UTC with six fractional digits;
+	// absent when no retry is scheduled.
 	//
-	// Example: 2026-11-22T10:00:05Z
-	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+	//
+	// Example: 2026-11-22T10:00:05.000000Z
+	NextAttemptAt *timestamp.Time `json:"next_attempt_at,omitempty"`
 
 	// Outcome `succeeded` (a 2xx answer), `failed` (another answer or an error; a retry is
 	// scheduled unless `next_attempt_at` is absent), `gone` (410: the subscription
@@ -740,10 +813,13 @@ type EVSE struct {
 	// Example: DE*ABC*E1001*1
 	EvseId string `json:"evseId"`
 
-	// LastUpdated When the EVSE or one of its connectors last changed (UTC).
+	// LastUpdated When the EVSE or one of its connectors last changed, RFC 3339 in UTC with six
+	// fractional digits. It is later with every `version`, whichever server wrote the
+	// change.
 	//
-	// Example: 2026-11-01T10:00:00Z
-	LastUpdated time.Time `json:"lastUpdated"`
+	//
+	// Example: 2026-11-01T10:00:00.000000Z
+	LastUpdated timestamp.Time `json:"lastUpdated"`
 
 	// LocationId Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
 	//
@@ -772,6 +848,16 @@ type EVSE struct {
 	//
 	// Example: 1001
 	Uid int64 `json:"uid"`
+
+	// Version The EVSE's version, the number its `ETag` holds: 1 when it is created, one more
+	// with every change of the EVSE or of one of its connectors. Always present in
+	// answers; an import file may leave it out (it is ignored there). Of two copies of
+	// an EVSE, the one with the higher `version` is the newer one, and its
+	// `lastUpdated` is later too.
+	//
+	//
+	// Example: 1
+	Version *int64 `json:"version,omitempty"`
 }
 
 // EVSECreate An EVSE to create (`POST /v2/evses`); the service assigns `uid` and `lastUpdated`.
@@ -848,7 +934,8 @@ type EVSEPatch struct {
 // Error The body of every 4xx and 5xx answer.
 type Error struct {
 	// Code Stable machine-readable error code: `invalid_parameter`, `invalid_cursor`,
-	// `invalid_body`, `invalid_connector`, `unauthorized`, `not_found`,
+	// `invalid_body`, `invalid_connector`, `unauthorized`, `insufficient_scope`,
+	// `key_expired`, `not_found`,
 	// `method_not_allowed`, `conflict`, `connector_deleted`, `evse_removed`,
 	// `invalid_transition`, `location_deleted`, `location_in_use`,
 	// `idempotency_key_in_use`, `webhook_disabled`, `precondition_failed`, `payload_too_large`,
@@ -874,6 +961,13 @@ type Error struct {
 	//
 	// Example: 01JD2Q4X7P3N5M8K6R2T9W1Y0Z
 	RequestId string `json:"requestId"`
+
+	// Scope With `insufficient_scope`: the scope the operation needs and the API key does
+	// not hold.
+	//
+	//
+	// Example: inventory:write
+	Scope *string `json:"scope,omitempty"`
 }
 
 // EventPage One page of the event log.
@@ -921,16 +1015,16 @@ type EvseAvailability struct {
 
 	// AnsweredAt When the box answered; absent while `pending`.
 	//
-	// Example: 2026-11-22T10:05:01Z
-	AnsweredAt *time.Time `json:"answeredAt,omitempty"`
+	// Example: 2026-11-22T10:05:01.000000Z
+	AnsweredAt *timestamp.Time `json:"answeredAt,omitempty"`
 
 	// EvseUid Example: 1002
 	EvseUid int64 `json:"evseUid"`
 
 	// RequestedAt When the service asked.
 	//
-	// Example: 2026-11-22T10:05:00Z
-	RequestedAt time.Time `json:"requestedAt"`
+	// Example: 2026-11-22T10:05:00.000000Z
+	RequestedAt timestamp.Time `json:"requestedAt"`
 
 	// State `Inoperative` when the operator set the EVSE `INOPERATIVE`, `Operative` when it set it back into service.
 	//
@@ -952,12 +1046,23 @@ type EvseAvailabilityAnswer string
 // Example: Inoperative
 type EvseAvailabilityState string
 
-// EvseEventData Payload of `evse.created`, `evse.removed` and `evse.updated`, version 1.0: the EVSE
-// as the change left it. `evse.updated` is the event of any other change to the EVSE
-// that no other event describes: a new `chargeboxId` or `locationId`
-// (`PATCH /v2/evses/{uid}`), or connector errors a status notification changed
-// without changing the EVSE status.
+// EvseEventData Payload of `evse.created`, `evse.removed` and `evse.updated`: the EVSE as the
+// change left it. `evse.updated` is the event of any other change to the EVSE that no
+// other event describes: a new `chargeboxId` or `locationId` (`PATCH
+// /v2/evses/{uid}`), or connector errors a status notification changed without
+// changing the EVSE status. Version 1.1 adds `actor`.
 type EvseEventData struct {
+	// Actor Who made the change: the name of the API key that made it (never its secret), or
+	// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+	// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+	// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+	// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+	// recorded since; events recorded before have no actor.
+	//
+	//
+	// Example: emsp-acme
+	Actor *Actor `json:"actor,omitempty"`
+
 	// ChargeboxId Example: 601
 	ChargeboxId int64 `json:"chargeboxId"`
 
@@ -1074,8 +1179,163 @@ type GeoLocation struct {
 	Longitude float64 `json:"longitude"`
 }
 
+// Key An API key, without its secret.
+type Key struct {
+	// CreatedAt Example: 2026-11-01T09:00:00Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// ExpiresAt When the key stops working; absent when it does not expire.
+	//
+	// Example: 2027-02-01T00:00:00Z
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// LastUsedAt The minute of the key's last use (rounded down; see `GET /admin/v1/keys` for
+	// how late it may be); absent when no use is recorded.
+	//
+	//
+	// Example: 2026-11-22T10:00:00Z
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+
+	// Name Identifies the key; the `actor` of its changes and the owner of its webhooks.
+	//
+	// Example: emsp-acme
+	Name string `json:"name"`
+
+	// PreviousSecretExpiresAt During a rotation's overlap: when the secret the rotation replaced stops
+	// working. Absent otherwise.
+	//
+	//
+	// Example: 2026-11-23T10:00:00Z
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt,omitempty"`
+
+	// RateLimit A key's own rate limit, which replaces the service's default for it.
+	RateLimit *KeyRateLimit `json:"rateLimit,omitempty"`
+
+	// Scopes The scopes the key holds (see Scopes), as given when it was created; `partner`
+	// stands for `inventory:read`, `inventory:write`, `events:read` and `webhooks`.
+	// Scopes may be added in later versions.
+	//
+	//
+	// Example: ["inventory:read","webhooks"]
+	Scopes []string `json:"scopes"`
+}
+
+// KeyCreate A key to create.
+type KeyCreate struct {
+	// ExpiresAt When the key stops working; must be in the future. Never, when absent.
+	//
+	// Example: 2027-02-01T00:00:00Z
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// Name 1 to 64 letters, digits, `.`, `_` and `-`, starting with a letter or digit;
+	// unique among all keys, revoked ones included. `env` is reserved.
+	//
+	//
+	// Example: emsp-acme
+	Name string `json:"name"`
+
+	// RateLimit A key's own rate limit, which replaces the service's default for it.
+	RateLimit *KeyRateLimit `json:"rateLimit,omitempty"`
+
+	// Scopes The scopes the key holds; `[partner]` when absent.
+	//
+	// Example: ["inventory:read","webhooks"]
+	Scopes *[]ScopeName `json:"scopes,omitempty"`
+}
+
+// KeyPage One page of API keys.
+type KeyPage struct {
+	Data []Key `json:"data"`
+
+	// Pagination Cursor information of a page.
+	Pagination Pagination `json:"pagination"`
+}
+
+// KeyRateLimit A key's own rate limit, which replaces the service's default for it.
+type KeyRateLimit struct {
+	// Requests Requests allowed per window, on each server instance.
+	//
+	// Example: 600
+	Requests int `json:"requests"`
+
+	// WindowSeconds The window's length in seconds.
+	//
+	// Example: 60
+	WindowSeconds int `json:"windowSeconds"`
+}
+
+// KeyRotate How to rotate a key.
+type KeyRotate struct {
+	// ExpiresAt A new expiry for the key, in the future; the key keeps its expiry when absent.
+	//
+	// Example: 2027-05-01T00:00:00Z
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// OverlapSeconds How long the old secret keeps working, in seconds (at most 30 days).
+	//
+	// Example: 3600
+	OverlapSeconds *int `json:"overlapSeconds,omitempty"`
+}
+
+// KeyWithSecret A key with its secret, shown only by its creation and its rotation.
+type KeyWithSecret struct {
+	// CreatedAt Example: 2026-11-01T09:00:00Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// ExpiresAt When the key stops working; absent when it does not expire.
+	//
+	// Example: 2027-02-01T00:00:00Z
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// LastUsedAt The minute of the key's last use (rounded down; see `GET /admin/v1/keys` for
+	// how late it may be); absent when no use is recorded.
+	//
+	//
+	// Example: 2026-11-22T10:00:00Z
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+
+	// Name Identifies the key; the `actor` of its changes and the owner of its webhooks.
+	//
+	// Example: emsp-acme
+	Name string `json:"name"`
+
+	// PreviousSecretExpiresAt During a rotation's overlap: when the secret the rotation replaced stops
+	// working. Absent otherwise.
+	//
+	//
+	// Example: 2026-11-23T10:00:00Z
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt,omitempty"`
+
+	// RateLimit A key's own rate limit, which replaces the service's default for it.
+	RateLimit *KeyRateLimit `json:"rateLimit,omitempty"`
+
+	// Scopes The scopes the key holds (see Scopes), as given when it was created; `partner`
+	// stands for `inventory:read`, `inventory:write`, `events:read` and `webhooks`.
+	// Scopes may be added in later versions.
+	//
+	//
+	// Example: ["inventory:read","webhooks"]
+	Scopes []string `json:"scopes"`
+
+	// Secret The key's secret (`cn_` followed by 43 base64url characters), to send as
+	// `Authorization: Bearer <secret>`. Shown only here: the service keeps only
+	// its SHA-256 hash.
+	//
+	//
+	// Example: cn_Vb3qB0lW2n7pYtq1cJ9Xh4ZrAeK8sMdF6uGiN5oLkPQ
+	Secret string `json:"secret"`
+}
+
 // Location A site that holds EVSEs, modelled on the OCPI 2.2.1 Location object.
 type Location struct {
+	// Actor Only in the data of `location.created`, `location.updated` and
+	// `location.deleted`, from payload version 1.1: who made the change (see
+	// `Actor`). Never in the answers of location reads.
+	//
+	//
+	// Example: emsp-acme
+	Actor *string `json:"actor,omitempty"`
+
 	// Address Street and house number.
 	//
 	// Example: Marktplatz 1
@@ -1092,10 +1352,12 @@ type Location struct {
 	// Example: DEU
 	Country string `json:"country"`
 
-	// DeletedAt When the location was deleted (UTC). Absent while it exists; a deleted location is in no list page.
+	// DeletedAt When the location was deleted, RFC 3339 in UTC with six fractional digits. Absent
+	// while it exists; a deleted location is in no list page.
 	//
-	// Example: 2026-11-20T08:00:00Z
-	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+	//
+	// Example: 2026-11-20T08:00:00.000000Z
+	DeletedAt *timestamp.Time `json:"deletedAt,omitempty"`
 
 	// EvseUids The `uid`s of the EVSEs at this location, ascending (`REMOVED` ones included).
 	//
@@ -1107,12 +1369,14 @@ type Location struct {
 	// Example: LOC-0001
 	Id LocationId `json:"id"`
 
-	// LastUpdated When the location last changed (UTC): its own fields, its deletion, or the set of
-	// EVSEs it holds.
+	// LastUpdated When the location last changed, RFC 3339 in UTC with six fractional digits: its
+	// own fields, its deletion, the set of EVSEs it holds, or one of those EVSEs or
+	// their connectors. It is the newest `lastUpdated` of the location and its EVSEs,
+	// and later with every `version`, whichever server wrote the change.
 	//
 	//
-	// Example: 2026-11-01T10:00:00Z
-	LastUpdated time.Time `json:"lastUpdated"`
+	// Example: 2026-11-01T10:00:00.000000Z
+	LastUpdated timestamp.Time `json:"lastUpdated"`
 
 	// Name Display name of the location.
 	//
@@ -1128,6 +1392,17 @@ type Location struct {
 	//
 	// Example: Europe/Berlin
 	TimeZone string `json:"timeZone"`
+
+	// Version The location's version: 1 when it is created, one more with every change that
+	// moves its `lastUpdated` (of its own fields, its deletion, the set of EVSEs it
+	// holds, or one of those EVSEs or their connectors). Always present in answers; an
+	// import file may leave it out (it is ignored there). Of two copies of a location,
+	// the one with the higher `version` is the newer one, and its `lastUpdated` is
+	// later too.
+	//
+	//
+	// Example: 1
+	Version *int64 `json:"version,omitempty"`
 }
 
 // LocationId Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
@@ -1187,7 +1462,7 @@ type LocationPage struct {
 type LoggedEvent struct {
 	// ApiVersion The payload version `data` is rendered in.
 	//
-	// Example: 1.1
+	// Example: 1.2
 	ApiVersion string `json:"api_version"`
 
 	// Data The event's payload in `api_version`, as a delivery of it carries it; its shape depends on `type`.
@@ -1198,10 +1473,12 @@ type LoggedEvent struct {
 	// Example: evt_01JD2Q4X7P3N5M8K6R2T9W1Y0Z
 	Id string `json:"id"`
 
-	// Timestamp When the change happened (UTC), as in its deliveries.
+	// Timestamp When the change happened, as in its deliveries: RFC 3339 in UTC with six
+	// fractional digits.
 	//
-	// Example: 2026-11-22T10:00:00Z
-	Timestamp time.Time `json:"timestamp"`
+	//
+	// Example: 2026-11-22T10:00:00.000000Z
+	Timestamp timestamp.Time `json:"timestamp"`
 
 	// Type The event type.
 	//
@@ -1247,9 +1524,21 @@ type Pagination struct {
 	ResumeCursor *string `json:"resume_cursor,omitempty"`
 }
 
-// PingData Payload of `webhook.ping`, version 1.0: sent only by
-// `POST /emsp/v1/webhooks/{webhookId}/test`, to that subscription.
+// PingData Payload of `webhook.ping`: sent only by `POST /emsp/v1/webhooks/{webhookId}/test`,
+// to that subscription, in the type's latest version. Version 1.1 adds `actor`, the
+// key that asked for the test.
 type PingData struct {
+	// Actor Who made the change: the name of the API key that made it (never its secret), or
+	// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+	// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+	// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+	// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+	// recorded since; events recorded before have no actor.
+	//
+	//
+	// Example: emsp-acme
+	Actor *Actor `json:"actor,omitempty"`
+
 	// Url The subscription's URL when the ping was sent.
 	//
 	// Example: https://emsp.example.com/hooks/chargenet
@@ -1284,10 +1573,10 @@ type RegisteredChargebox struct {
 	// Example: true
 	Connected bool `json:"connected"`
 
-	// ConnectedAt When the current connection began; present only while connected.
+	// ConnectedAt When the current connection began, RFC 3339 in UTC with six fractional digits; present only while connected.
 	//
-	// Example: 2026-11-22T09:58:00Z
-	ConnectedAt *time.Time `json:"connectedAt,omitempty"`
+	// Example: 2026-11-22T09:58:00.000000Z
+	ConnectedAt *timestamp.Time `json:"connectedAt,omitempty"`
 
 	// EvseUids The uids of the charge box's EVSEs, ascending (`REMOVED` ones included).
 	//
@@ -1299,10 +1588,10 @@ type RegisteredChargebox struct {
 	// Example: 501
 	Identity string `json:"identity"`
 
-	// LastSeenAt When a message or a WebSocket ping or pong last came from the box; absent before its first connection.
+	// LastSeenAt When a message or a WebSocket ping or pong last came from the box, RFC 3339 in UTC with six fractional digits; absent before its first connection.
 	//
-	// Example: 2026-11-22T10:00:00Z
-	LastSeenAt *time.Time `json:"lastSeenAt,omitempty"`
+	// Example: 2026-11-22T10:00:00.000000Z
+	LastSeenAt *timestamp.Time `json:"lastSeenAt,omitempty"`
 
 	// Protocol The OCPP version of the connection; present only while connected.
 	//
@@ -1323,16 +1612,34 @@ type RegisteredChargeboxPage struct {
 	Pagination Pagination `json:"pagination"`
 }
 
+// ScopeName A scope a key can hold (see Scopes); `partner` stands for the first four.
+//
+// Example: inventory:read
+type ScopeName string
+
 // StatusChangedData Payload of `evse.status.changed`: an EVSE status that changed. Version 1.0 has the
 // fields of a charge box notification; a change the operator made
 // (`PATCH /v2/evses/{uid}`, `DELETE /v2/evses/{uid}`) carries `ocppConnectorId` 0 and
 // `reportedAt` the time of the change there. Version 1.1 adds `source`, and the OCPP
 // fields (`ocppConnectorId`, `ocppStatus`, `errorCode`) are then present only when
-// `source` is `chargebox`. Version 1.2 adds the `source` `connection`: the EVSE turned
-// `UNKNOWN` because its charge box's OCPP connection ended; in versions 1.0 and 1.1
-// such a change reads as the charge box's, with `ocppConnectorId` 0 in 1.0 and
-// without the OCPP fields.
+// `source` is `chargebox`. Version 1.2 adds `actor`: the operator's API key, the
+// ingest key that posted the notification, or `chargebox:<identity>` for a
+// notification received over OCPP or a change of the box's connection. Version 1.2
+// also adds the `source` `connection`: the EVSE turned `UNKNOWN` because its charge
+// box's OCPP connection ended; in versions 1.0 and 1.1 such a change reads as the
+// charge box's, with `ocppConnectorId` 0 in 1.0 and without the OCPP fields.
 type StatusChangedData struct {
+	// Actor Who made the change: the name of the API key that made it (never its secret), or
+	// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+	// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+	// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+	// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+	// recorded since; events recorded before have no actor.
+	//
+	//
+	// Example: emsp-acme
+	Actor *Actor `json:"actor,omitempty"`
+
 	// ChargeboxId Example: 501
 	ChargeboxId int64 `json:"chargeboxId"`
 
@@ -1381,10 +1688,12 @@ type StatusChangedData struct {
 	// Example: AVAILABLE
 	PreviousStatus EvseStatus `json:"previousStatus"`
 
-	// ReportedAt The notification's `timestamp`, or the time of the operator's change (UTC).
+	// ReportedAt The notification's `timestamp`, or the time of the operator's change: RFC 3339
+	// in UTC with six fractional digits.
 	//
-	// Example: 2026-11-22T10:00:00Z
-	ReportedAt time.Time `json:"reportedAt"`
+	//
+	// Example: 2026-11-22T10:00:00.000000Z
+	ReportedAt timestamp.Time `json:"reportedAt"`
 
 	// Source Version 1.1: who changed the status, `chargebox` (a charge box notification) or
 	// `operator`. Version 1.2 adds `connection`: the charge box's OCPP connection ended.
@@ -1483,8 +1792,10 @@ type StatusNotificationResult struct {
 
 // Webhook A webhook subscription (without its secret).
 type Webhook struct {
-	// CreatedAt Example: 2026-11-22T09:00:00Z
-	CreatedAt time.Time `json:"created_at"`
+	// CreatedAt When the subscription was created, RFC 3339 in UTC with six fractional digits.
+	//
+	// Example: 2026-11-22T09:00:00.000000Z
+	CreatedAt timestamp.Time `json:"created_at"`
 
 	// Description Example: Connector changes for the roaming platform
 	Description *string `json:"description,omitempty"`
@@ -1505,8 +1816,10 @@ type Webhook struct {
 	// Example: wh_01JD2Q4X7P3N5M8K6R2T9W1Y0Z
 	Id WebhookId `json:"id"`
 
-	// UpdatedAt Example: 2026-11-22T09:00:00Z
-	UpdatedAt time.Time `json:"updated_at"`
+	// UpdatedAt When the subscription last changed, RFC 3339 in UTC with six fractional digits.
+	//
+	// Example: 2026-11-22T09:00:00.000000Z
+	UpdatedAt timestamp.Time `json:"updated_at"`
 
 	// Url Example: https://emsp.example.com/hooks/chargenet
 	Url string `json:"url"`
@@ -1533,10 +1846,12 @@ type WebhookEvent struct {
 	// Data The event's payload in the subscribed version; its shape depends on `type`.
 	Data WebhookEvent_Data `json:"data"`
 
-	// Timestamp When the change happened (UTC), not when it was delivered.
+	// Timestamp When the change happened (not when it was delivered), RFC 3339 in UTC with six
+	// fractional digits.
 	//
-	// Example: 2026-11-22T10:00:00Z
-	Timestamp time.Time `json:"timestamp"`
+	//
+	// Example: 2026-11-22T10:00:00.000000Z
+	Timestamp timestamp.Time `json:"timestamp"`
 
 	// Type The event type.
 	//
@@ -1633,8 +1948,10 @@ type WebhookTestResult struct {
 
 // WebhookWithSecret A webhook subscription with its signing secret, shown only on creation and rotation.
 type WebhookWithSecret struct {
-	// CreatedAt Example: 2026-11-22T09:00:00Z
-	CreatedAt time.Time `json:"created_at"`
+	// CreatedAt When the subscription was created, RFC 3339 in UTC with six fractional digits.
+	//
+	// Example: 2026-11-22T09:00:00.000000Z
+	CreatedAt timestamp.Time `json:"created_at"`
 
 	// Description Example: Connector changes for the roaming platform
 	Description *string `json:"description,omitempty"`
@@ -1660,8 +1977,10 @@ type WebhookWithSecret struct {
 	// Example: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/ghpV1POv0U=
 	Secret string `json:"secret"`
 
-	// UpdatedAt Example: 2026-11-22T09:00:00Z
-	UpdatedAt time.Time `json:"updated_at"`
+	// UpdatedAt When the subscription last changed, RFC 3339 in UTC with six fractional digits.
+	//
+	// Example: 2026-11-22T09:00:00.000000Z
+	UpdatedAt timestamp.Time `json:"updated_at"`
 
 	// Url Example: https://emsp.example.com/hooks/chargenet
 	Url string `json:"url"`
@@ -1681,6 +2000,9 @@ type IdempotencyKey = string
 
 // IfMatch defines model for IfMatch.
 type IfMatch = string
+
+// KeyNamePath defines model for KeyNamePath.
+type KeyNamePath = string
 
 // Limit defines model for Limit.
 type Limit = int
@@ -1732,6 +2054,21 @@ type UnsupportedMediaType = Error
 // WebhookDisabled The body of every 4xx and 5xx answer.
 type WebhookDisabled = Error
 
+// ListKeysParams defines parameters for ListKeys.
+type ListKeysParams struct {
+	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
+	// first page is returned. A cursor from another list, or an altered one, is rejected
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
+	// an integer, is rejected with 400 `invalid_parameter`.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
 	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
@@ -1755,6 +2092,12 @@ type ListEventsParams struct {
 	// Since Only events at or after this time (RFC 3339; write a `+` offset as `%2B`, or use
 	// `Z`). Use it for the first read only; resume with `resume_cursor`.
 	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Actor Only events whose `actor` is exactly this: the name of the API key that made
+	// the change, or `chargebox:<identity>` for a status a charge box reported over
+	// OCPP. Events recorded before actors were (version 2.14.0 of this API) have none
+	// and never match.
+	Actor *string `form:"actor,omitempty" json:"actor,omitempty"`
 
 	// ApiVersion Payload version to render events in: each event is rendered in the highest version
 	// of its type that is not newer than this one (so `1.0` gives every type its 1.0
@@ -1833,9 +2176,9 @@ type ListLocationsParams struct {
 
 	// UpdatedSince Turns the list into a change list: only items whose `lastUpdated` is at or after
 	// this time (RFC 3339; write a `+` offset as `%2B`, or use `Z`), oldest change first,
-	// removed and deleted items included. Use it for the first read only; to poll for
-	// later changes pass the last page's `resume_cursor` as `cursor` with the same
-	// `updated_since` (see Staying in sync). A cursor issued without this parameter, with
+	// removed and deleted items included; apply them in that order. Use it for the first
+	// read only; to poll for later changes pass the last page's `resume_cursor` as
+	// `cursor` with the same `updated_since` (see Staying in sync). A cursor issued without this parameter, with
 	// another value, or by another list is rejected with 400 `invalid_cursor`.
 	UpdatedSince *UpdatedSince `form:"updated_since,omitempty" json:"updated_since,omitempty"`
 }
@@ -1871,9 +2214,9 @@ type ListEvsesParams struct {
 
 	// UpdatedSince Turns the list into a change list: only items whose `lastUpdated` is at or after
 	// this time (RFC 3339; write a `+` offset as `%2B`, or use `Z`), oldest change first,
-	// removed and deleted items included. Use it for the first read only; to poll for
-	// later changes pass the last page's `resume_cursor` as `cursor` with the same
-	// `updated_since` (see Staying in sync). A cursor issued without this parameter, with
+	// removed and deleted items included; apply them in that order. Use it for the first
+	// read only; to poll for later changes pass the last page's `resume_cursor` as
+	// `cursor` with the same `updated_since` (see Staying in sync). A cursor issued without this parameter, with
 	// another value, or by another list is rejected with 400 `invalid_cursor`.
 	UpdatedSince *UpdatedSince `form:"updated_since,omitempty" json:"updated_since,omitempty"`
 }
@@ -1956,6 +2299,12 @@ type EventParams struct {
 	// WebhookSignature Space-separated `v1,<base64 signature>` entries.
 	WebhookSignature string `json:"webhook-signature"`
 }
+
+// CreateKeyJSONRequestBody defines body for CreateKey for application/json ContentType.
+type CreateKeyJSONRequestBody = KeyCreate
+
+// RotateKeyJSONRequestBody defines body for RotateKey for application/json ContentType.
+type RotateKeyJSONRequestBody = KeyRotate
 
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = WebhookCreate

@@ -394,7 +394,7 @@ func (s *Service) notify(identity string, n *chargenet.StatusNotification) (err 
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, messageTimeout)
 	defer cancel()
-	_, err = s.cfg.Store.ApplyStatusNotification(ctx, n, now)
+	_, err = s.cfg.Store.ApplyStatusNotification(ctx, n, chargenet.ChargeboxActor(identity), now)
 	return s.ocppError(identity, "StatusNotification", err)
 }
 

@@ -440,7 +440,7 @@ func TestChangeAvailability(t *testing.T) {
 		now := time.Now()
 		e2, err := e.store.ChangeEVSE(context.Background(), uid, func(ev *chargenet.EVSE) ([]chargenet.Event, error) {
 			return ev.ApplyPatch(chargenet.EVSEPatch{Status: &st}, "", now)
-		}, nil, now)
+		}, nil, "ops", now)
 		require.NoError(t, err)
 		require.NoError(t, e.svc.Owe(context.Background(), e2.ChargeboxID))
 	}
@@ -491,7 +491,7 @@ func TestOwedOnReconnect(t *testing.T) {
 	now := time.Now()
 	_, err := e.store.ChangeEVSE(context.Background(), 1001, func(ev *chargenet.EVSE) ([]chargenet.Event, error) {
 		return ev.ApplyPatch(chargenet.EVSEPatch{Status: &st}, "", now)
-	}, nil, now)
+	}, nil, "ops", now)
 	require.NoError(t, err)
 	require.NoError(t, e.svc.Owe(context.Background(), 501))
 	box, err := e.store.Chargebox(context.Background(), 501)

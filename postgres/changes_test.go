@@ -149,7 +149,7 @@ func TestChangePositionsMigration(t *testing.T) {
 	assert.Len(t, locs, 120, "every existing location has a position")
 
 	// And the triggers work: a PATCH moves its EVSE behind the others.
-	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", time.Now())
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", "", time.Now())
 	require.NoError(t, err)
 	assert.Zero(t, count(staleEVSEs), "the PATCH stores its JSON")
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {

@@ -188,7 +188,7 @@ func (s *Store) RevokeChargebox(ctx context.Context, id int64, now time.Time) er
 // endConnection ends box's recorded connection, if any, at now: its
 // chargebox.disconnected event naming reason, and its EVSEs in service UNKNOWN
 // (chargenet.Disconnect), locked in uid order as the group commit locks them, with their
-// events and stored JSON.
+// events and stored JSON, and their locations touched; all with the box's actor.
 func (s *Store) endConnection(ctx context.Context, tx pgx.Tx, box *chargenet.Chargebox, reason string, now time.Time,
 	record func(...chargenet.Event) error) error {
 	if !box.Connected() {
@@ -202,13 +202,19 @@ func (s *Store) endConnection(ctx context.Context, tx pgx.Tx, box *chargenet.Cha
 	if err != nil {
 		return err
 	}
-	changed, events := chargenet.Disconnect(evses, now)
+	changed, events := chargenet.Disconnect(evses, chargenet.ChargeboxActor(box.Identity), now)
 	for _, e := range changed {
 		if _, err := tx.Exec(ctx, `UPDATE evses SET status = $2, version = $3, last_updated = $4 WHERE uid = $1`,
-			e.UID, string(e.Status), e.Version, e.LastUpdated); err != nil {
+			e.UID, string(e.Status), e.Version, stamp(e.LastUpdated)); err != nil {
 			return err
 		}
 		if err := storeEVSEDoc(ctx, tx, e); err != nil {
+			return err
+		}
+	}
+	ids, newest := chargenet.ChangedLocations(changed)
+	for _, id := range ids { // in id order, after the EVSEs (see touchLocations)
+		if err := touchLocations(ctx, tx, newest[id], id); err != nil {
 			return err
 		}
 	}

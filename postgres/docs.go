@@ -6,7 +6,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -153,22 +152,6 @@ func withoutNUL(seek chargenet.Seek[string]) chargenet.Seek[string] {
 	return seek
 }
 
-// evseDoc returns the JSON of e as it will be read back once stored: times in UTC to
-// the microsecond, connectors in ascending id.
-func evseDoc(e *chargenet.EVSE) ([]byte, error) {
-	cp := *e
-	cp.LastUpdated = stamp(e.LastUpdated)
-	cp.Connectors = slices.Clone(e.Connectors)
-	slices.SortFunc(cp.Connectors, func(a, b chargenet.Connector) int { return cmp.Compare(a.ID, b.ID) })
-	for i := range cp.Connectors {
-		if d := cp.Connectors[i].DeletedAt; d != nil {
-			t := stamp(*d)
-			cp.Connectors[i].DeletedAt = &t
-		}
-	}
-	return wire.EncodeEVSE(&cp)
-}
-
 // locationDoc returns the JSON of l as it will be read back once stored, and the EVSE
 // uids it lists.
 func locationDoc(l chargenet.Location) ([]byte, []int64, error) {
@@ -181,10 +164,10 @@ func locationDoc(l chargenet.Location) ([]byte, []int64, error) {
 }
 
 // fillDocs writes the JSON of every EVSE and location that has none (rows written
-// before the columns existed, or EVSEs changed by a program that does not keep it), a
-// thousand per transaction. Replicas opening together may write the same JSON twice,
-// which is harmless: a row changed meanwhile is left to the read path. Errors are
-// wrapped driver errors.
+// before the columns existed or before migration 0016, or changed by a program that
+// does not keep it), a thousand per transaction. Replicas opening together may write
+// the same JSON twice, which is harmless: a row changed meanwhile (another version) is
+// left to the read path. Errors are wrapped driver errors.
 func (s *Store) fillDocs(ctx context.Context) error {
 	var after int64 = -1 << 63
 	for {
@@ -243,7 +226,8 @@ func (s *Store) fillDocs(ctx context.Context) error {
 			if err != nil {
 				return s.wrap("filling location docs", err)
 			}
-			b.Queue(`UPDATE locations SET doc = $1, doc_uids = $2 WHERE id = $3`, string(doc), uids, l.ID)
+			b.Queue(`UPDATE locations SET doc = $1, doc_uids = $2 WHERE id = $3 AND version = $4 AND doc IS NULL`,
+				string(doc), uids, l.ID, l.Version)
 		}
 		if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 			return s.wrap("filling location docs", err)

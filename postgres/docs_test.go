@@ -32,10 +32,12 @@ func TestStoredDocs(t *testing.T) {
 	assert.Zero(t, count(staleLocations), "the import stores every location's JSON")
 
 	power := 12.5
-	_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", time.Now())
+	_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", "", time.Now())
 	require.NoError(t, err)
 	_, err = s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 502, Status: "Faulted", ErrorCode: "OtherError",
-		Timestamp: time.Now()}, time.Now())
+		Timestamp: time.Now()}, "",
+		time.Now())
+
 	require.NoError(t, err)
 	assert.Zero(t, count(staleEVSEs), "PATCHes and status notifications rewrite the JSON")
 
@@ -43,20 +45,23 @@ func TestStoredDocs(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	loc := chargenet.Location{ID: "HAFEN-1", Name: "Hafen", Address: "Kai 7", City: "Hamburg", Country: "DEU",
 		Latitude: 53.5, Longitude: 9.9, TimeZone: "Europe/Berlin"}
-	_, _, err = s.PutLocation(ctx, &loc, now)
+	_, _, err = s.PutLocation(ctx, &loc, "", now)
 	require.NoError(t, err)
 	e := chargenet.EVSE{EvseID: "DE*CNT*E7001", ChargeboxID: 900, LocationID: "HAFEN-1", Connectors: []chargenet.Connector{{ID: 1,
 		Standard: chargenet.StandardIEC62196T2, Format: chargenet.FormatSocket, PowerType: chargenet.PowerAC3Phase,
 		MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400}}}
 	require.NoError(t, e.PrepareNew(now))
-	created, err := s.CreateEVSE(ctx, &e, nil, now)
+	created, err := s.CreateEVSE(ctx, &e, nil, "", now)
 	require.NoError(t, err)
 	to := "LOC-0001"
 	_, err = s.ChangeEVSE(ctx, created.UID, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.ApplyPatch(chargenet.EVSEPatch{LocationID: &to}, "", now)
-	}, nil, now)
+	}, nil, "",
+
+		now)
+
 	require.NoError(t, err)
-	_, err = s.DeleteLocation(ctx, "HAFEN-1", now)
+	_, err = s.DeleteLocation(ctx, "HAFEN-1", "", now)
 	require.NoError(t, err)
 	assert.Zero(t, count(staleEVSEs), "creating and moving an EVSE store its JSON")
 	assert.Zero(t, count(staleLocations), "putting, deleting and the locations an EVSE joins or leaves store their JSON")

@@ -14,7 +14,7 @@ import (
 // eventColumns are the columns of a logged event, as scanEvent reads them. The
 // transaction id is read as text under another name: an output column named xid would
 // make ORDER BY xid sort the text.
-const eventColumns = `xid::text AS pos, seq, id, type, occurred_at, data, traceparent`
+const eventColumns = `xid::text AS pos, seq, id, type, occurred_at, data, traceparent, actor`
 
 // horizon is the condition that keeps a read of the log below the oldest transaction
 // still running: every transaction with a smaller id has ended, so no event can later
@@ -48,7 +48,7 @@ func scanEvent(row pgx.Row) (chargenet.Event, error) {
 		ev        chargenet.Event
 		xid, data string
 	)
-	if err := row.Scan(&xid, &ev.Seq, &ev.ID, &ev.Type, &ev.Time, &data, &ev.TraceParent); err != nil {
+	if err := row.Scan(&xid, &ev.Seq, &ev.ID, &ev.Type, &ev.Time, &data, &ev.TraceParent, &ev.Actor); err != nil {
 		return ev, err
 	}
 	ev.Time = ev.Time.UTC()
@@ -60,14 +60,15 @@ func scanEvent(row pgx.Row) (chargenet.Event, error) {
 
 // ListEvents reads one slice of the event log in (xid, seq) order (see
 // chargenet.EventLog), in one statement: the events of types (all but webhook.ping when
-// types is empty; webhook.ping never) whose time is at or after seek.Since, after
+// types is empty; webhook.ping never), of actor when it is not empty, whose time is at
+// or after seek.Since, after
 // (seek.Pos, seek.Key) when seek.HasPos, and only those written by transactions below
 // the oldest one still running (see horizon): an event shows once every transaction
 // that started writing before it has ended. An event's Pos is the id of the
 // transaction that wrote it. The result is empty, not nil, past the end. Errors are
 // wrapped driver errors, wrapping chargenet.ErrUnavailable if the database cannot be
 // reached.
-func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64], types []string) ([]chargenet.Event, error) {
+func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64], types []string, actor string) ([]chargenet.Event, error) {
 	out := []chargenet.Event{}
 	if seek.Limit <= 0 {
 		return out, nil
@@ -82,6 +83,10 @@ func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64]
 	default:
 		args = append(args, types)
 		q += ` AND type = ANY($` + strconv.Itoa(len(args)) + `::text[])`
+	}
+	if actor != "" { // read in order from the index on (actor, xid, seq)
+		args = append(args, actor)
+		q += ` AND actor = $` + strconv.Itoa(len(args))
 	}
 	if !seek.Since.IsZero() {
 		args = append(args, stamp(seek.Since))
@@ -143,7 +148,7 @@ func lockWebhook(ctx context.Context, tx pgx.Tx, owner, id, strength string) err
 }
 
 // SendTestEvent stores ev and queues it, due now, for owner's webhook webhookID only,
-// in payload version 1.0, in one transaction that notifies the listening replicas, and
+// in payload version chargenet.PingVersion, in one transaction that notifies the listening replicas, and
 // announces it (chargenet.Announcer). An ErrNotFound *chargenet.Error (Param
 // "webhookId") when owner has no such webhook; other errors are wrapped driver errors,
 // wrapping chargenet.ErrUnavailable if the database cannot be reached. Nothing is
@@ -162,11 +167,11 @@ func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev c
 		if tp == "" {
 			tp = chargenet.TraceParent(ctx)
 		}
-		if _, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), tp); err != nil {
+		if _, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), tp, ev.Actor); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES ($1, $2, $3, $4)`,
-			ev.ID, webhookID, "1.0", stamp(now)); err != nil {
+			ev.ID, webhookID, chargenet.PingVersion, stamp(now)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, notifyQuery)

@@ -16,14 +16,14 @@ import (
 const (
 	evseColumns      = `uid, evse_id, chargebox_id, location_id, status, last_updated, version, operator_hold`
 	connectorColumns = `evse_uid, id, standard, format, power_type, max_electric_power, max_amperage, max_voltage, ` +
-		`tariff_ids, error_code, error_info, error_vendor_code, deleted_at`
+		`tariff_ids, error_code, error_info, error_vendor_code, deleted_at, last_updated`
 
 	// evseWithConnectorsQuery reads one EVSE joined with its connectors (one row per
 	// connector, connector columns NULL if it has none) in one statement, so in one
 	// snapshot: the Version always describes the connectors read with it.
 	evseWithConnectorsQuery = `SELECT e.uid, e.evse_id, e.chargebox_id, e.location_id, e.status, e.last_updated, e.version, ` +
 		`e.operator_hold, c.evse_uid, c.id, c.standard, c.format, c.power_type, c.max_electric_power, c.max_amperage, c.max_voltage, ` +
-		`c.tariff_ids, c.error_code, c.error_info, c.error_vendor_code, c.deleted_at ` +
+		`c.tariff_ids, c.error_code, c.error_info, c.error_vendor_code, c.deleted_at, c.last_updated ` +
 		`FROM evses e LEFT JOIN connectors c ON c.evse_uid = e.uid WHERE e.uid = $1 ORDER BY c.id`
 
 	connectorsOfQuery = `SELECT ` + connectorColumns + ` FROM connectors WHERE evse_uid = ANY($1) ORDER BY evse_uid, id`
@@ -61,16 +61,18 @@ type connectorRow struct {
 	power, amperage, voltage    pgtype.Float8
 	tariffIDs                   []string
 	code, info, vendor          pgtype.Text
-	deletedAt                   pgtype.Timestamptz
+	deletedAt, lastUpdated      pgtype.Timestamptz
 }
 
 func (r *connectorRow) dest() []any {
 	return []any{&r.evseUID, &r.id, &r.standard, &r.format, &r.powerType, &r.power, &r.amperage, &r.voltage,
-		&r.tariffIDs, &r.code, &r.info, &r.vendor, &r.deletedAt}
+		&r.tariffIDs, &r.code, &r.info, &r.vendor, &r.deletedAt, &r.lastUpdated}
 }
 
-// connector returns the connector read; ok is false if the row held none.
-func (r *connectorRow) connector() (c chargenet.Connector, ok bool) {
+// connector returns the connector read; ok is false if the row held none. evseUpdated
+// is its EVSE's LastUpdated, which a connector without its own (NULL, see migration
+// 0016) takes.
+func (r *connectorRow) connector(evseUpdated time.Time) (c chargenet.Connector, ok bool) {
 	if !r.id.Valid {
 		return c, false
 	}
@@ -93,6 +95,10 @@ func (r *connectorRow) connector() (c chargenet.Connector, ok bool) {
 	if r.deletedAt.Valid {
 		t := r.deletedAt.Time.UTC()
 		c.DeletedAt = &t
+	}
+	c.LastUpdated = evseUpdated
+	if r.lastUpdated.Valid {
+		c.LastUpdated = r.lastUpdated.Time.UTC()
 	}
 	return c, true
 }
@@ -126,7 +132,7 @@ func (s *Store) EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error) {
 			v := er.evse()
 			e = &v
 		}
-		if c, ok := cr.connector(); ok {
+		if c, ok := cr.connector(e.LastUpdated); ok {
 			e.Connectors = append(e.Connectors, c)
 		}
 	}
@@ -245,8 +251,8 @@ func loadConnectors(ctx context.Context, q interface {
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
-		c, _ := cr.connector()
 		e := &evses[index[cr.evseUID.Int64]]
+		c, _ := cr.connector(e.LastUpdated)
 		e.Connectors = append(e.Connectors, c)
 	}
 	return rows.Err()
@@ -274,9 +280,10 @@ func lockEVSE(ctx context.Context, tx pgx.Tx, uid int64) (chargenet.EVSE, error)
 // UpdateConnector applies patch to connector connectorID of EVSE uid and returns the
 // EVSE as committed: (*chargenet.EVSE).UpdateConnector checks the request, only the
 // columns the patch sets are written, the EVSE's Version is incremented, its LastUpdated
-// set to now (UTC, to the microsecond, as stored) and its stored JSON rewritten, and the
-// evse.connector.updated event is recorded when a webhook subscribes to it. The update
-// and its event commit or roll back together.
+// and the connector's set to NextUpdate(LastUpdated, now) (UTC, to the microsecond) and
+// its stored JSON rewritten, its location touched (locked after the EVSE rows, in id
+// order) with its JSON rewritten, and the evse.connector.updated event is recorded when
+// a webhook subscribes to it. The update and its event commit or roll back together.
 //
 // Concurrent updates and status notifications of this store are group-committed (see
 // internal/groupcommit): the changes waiting at the same time share one transaction and
@@ -290,8 +297,8 @@ func lockEVSE(ctx context.Context, tx pgx.Tx, uid int64) (chargenet.EVSE, error)
 // breaks a rule); ctx's error if it ends before the update is taken; otherwise wrapped
 // driver errors, wrapping chargenet.ErrUnavailable if the database cannot be reached or
 // the store is closed. Nothing is written when an error is returned.
-func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
-	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Now: stamp(now)}
+func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch, actor string, now time.Time) (*chargenet.EVSE, error) {
+	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Actor: actor, Now: stamp(now)}
 	if err := s.submit(ctx, op); err != nil {
 		return nil, s.wrap("update connector", err)
 	}

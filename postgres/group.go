@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/chargenet/chargenet"
@@ -42,6 +43,16 @@ const (
 	groupConnectorsQuery = `SELECT ` + connectorColumns + `, status_at FROM connectors ` +
 		`WHERE evse_uid IN (SELECT uid FROM evses WHERE ` + groupRows + `) ORDER BY evse_uid, id`
 
+	// groupLocationLock locks the location rows of a group's EVSEs in id order, after
+	// the EVSE rows (every transaction that locks both takes EVSEs first, in uid order,
+	// so that replicas cannot deadlock); the EVSEs' location_id cannot change while they
+	// are locked.
+	groupLocationLock = `SELECT 1 FROM locations WHERE id IN (SELECT location_id FROM evses WHERE ` + groupRows + `) ` +
+		`ORDER BY id FOR NO KEY UPDATE`
+	// groupLocationsQuery reads them with their EVSE uids, once the locks are held (a
+	// statement of its own: a snapshot that sees what the previous holder committed).
+	groupLocationsQuery = selectLocations + ` WHERE l.id IN (SELECT location_id FROM evses WHERE ` + groupRows + `)`
+
 	// groupEVSEWrite writes the changed EVSEs of a group in one statement.
 	groupEVSEWrite = `UPDATE evses e SET status = u.status, status_at = u.status_at, version = u.version, ` +
 		`last_updated = u.last_updated, doc = u.doc, doc_version = u.version ` +
@@ -59,15 +70,22 @@ const (
 		`error_code = CASE WHEN u.f & 32 <> 0 THEN u.code ELSE c.error_code END, ` +
 		`error_info = CASE WHEN u.f & 32 <> 0 THEN u.info ELSE c.error_info END, ` +
 		`error_vendor_code = CASE WHEN u.f & 32 <> 0 THEN u.vendor ELSE c.error_vendor_code END, ` +
-		`status_at = CASE WHEN u.f & 32 <> 0 THEN u.status_at ELSE c.status_at END ` +
+		`status_at = CASE WHEN u.f & 32 <> 0 THEN u.status_at ELSE c.status_at END, ` +
+		`last_updated = u.last_updated ` +
 		`FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[], $5::text[], $6::float8[], $7::float8[], ` +
-		`$8::float8[], $9::text[], $10::text[], $11::text[], $12::timestamptz[]) ` +
-		`AS u(evse_uid, id, f, standard, format, power, amperage, voltage, code, info, vendor, status_at) ` +
+		`$8::float8[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[]) ` +
+		`AS u(evse_uid, id, f, standard, format, power, amperage, voltage, code, info, vendor, status_at, last_updated) ` +
 		`WHERE c.evse_uid = u.evse_uid AND c.id = u.id`
+	// groupLocationWrite writes the version, last update and JSON (with the EVSE uids it
+	// lists, as text) of the locations a group touched, in one statement.
+	groupLocationWrite = `UPDATE locations l SET version = u.version, last_updated = u.last_updated, doc = u.doc, ` +
+		`doc_uids = u.uids::bigint[] ` +
+		`FROM unnest($1::text[], $2::bigint[], $3::timestamptz[], $4::text[], $5::text[]) ` +
+		`AS u(id, version, last_updated, doc, uids) WHERE l.id = u.id`
 	// groupEventsInsert stores the events of a group in one statement, in their order
 	// (so their seq numbers follow it).
-	groupEventsInsert = `INSERT INTO events (id, type, occurred_at, data, traceparent) ` +
-		`SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])`
+	groupEventsInsert = `INSERT INTO events (id, type, occurred_at, data, traceparent, actor) ` +
+		`SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[])`
 	// groupFanOut queues the events of a group ($1 ids, $2 times, $3 types) for every
 	// webhook subscribed to their types, in one statement, event by event.
 	groupFanOut = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
@@ -90,7 +108,8 @@ func (g groupStore) Committed(op string, start time.Time, writes int) {
 }
 
 // Begin acquires a connection and sends, in one round trip, BEGIN, the lock of the
-// group's EVSE rows and their read.
+// group's EVSE rows and their read, then the lock of their locations' rows and their
+// read.
 func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcommit.Tx, *groupcommit.Loaded, error) {
 	conn, err := g.s.pool.Acquire(ctx)
 	if err != nil {
@@ -114,6 +133,15 @@ func (g groupStore) Begin(ctx context.Context, load groupcommit.Load) (groupcomm
 	})
 	b.Queue(groupConnectorsQuery, uids, boxes).Query(func(rows pgx.Rows) error {
 		return scanGroupConnectors(rows, loaded.EVSEs)
+	})
+	b.Queue(groupLocationLock, uids, boxes)
+	b.Queue(groupLocationsQuery, uids, boxes).Query(func(rows pgx.Rows) error {
+		locs, err := pgx.CollectRows(rows, scanLocation)
+		loaded.Locations = make(map[string]*chargenet.Location, len(locs))
+		for i := range locs {
+			loaded.Locations[locs[i].ID] = &locs[i]
+		}
+		return err
 	})
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		tx.Rollback()
@@ -159,7 +187,7 @@ func scanGroupConnectors(rows pgx.Rows, evses []chargenet.EVSE) error {
 		if i == len(evses) || evses[i].UID != cr.evseUID.Int64 {
 			continue // an EVSE inserted after the lock: not part of the group
 		}
-		c, _ := cr.connector()
+		c, _ := cr.connector(evses[i].LastUpdated)
 		if cAt.Valid {
 			c.StatusReportedAt = cAt.Time.UTC()
 		}
@@ -174,10 +202,10 @@ type groupTx struct {
 }
 
 // Commit sends, in one round trip, the writes of the changed EVSEs (each with its JSON,
-// chargenet.EVSEJSON) and connectors (one statement each), the events and their fan-out
-// (one statement each), the notification of the listening replicas when a delivery was
-// queued, and COMMIT.
-func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, events []chargenet.Event) (bool, error) {
+// chargenet.EVSEJSON), connectors and touched locations (each with its JSON; one
+// statement each), the events and their fan-out (one statement each), the notification
+// of the listening replicas when a delivery was queued, and COMMIT.
+func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, locations []*chargenet.Location, events []chargenet.Event) (bool, error) {
 	var b pgx.Batch
 	if len(changes) > 0 {
 		n := len(changes)
@@ -203,20 +231,33 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, even
 		b.Queue(groupEVSEWrite, uids, statuses, statusAt, versions, updated, docs)
 		if len(c.uid) > 0 {
 			b.Queue(groupConnectorWrite, c.uid, c.id, c.f, c.standard, c.format, c.power, c.amperage, c.voltage,
-				c.code, c.info, c.vendor, c.statusAt)
+				c.code, c.info, c.vendor, c.statusAt, c.lastUpdated)
 		}
+	}
+	if n := len(locations); n > 0 {
+		ids, docs, uids := make([]string, n), make([]string, n), make([]string, n)
+		versions, updated := make([]int64, n), make([]time.Time, n)
+		for i, l := range locations {
+			doc, docUIDs, err := locationDoc(*l)
+			if err != nil {
+				t.Rollback()
+				return false, err
+			}
+			ids[i], versions[i], updated[i], docs[i], uids[i] = l.ID, l.Version, stamp(l.LastUpdated), string(doc), uidsText(docUIDs)
+		}
+		b.Queue(groupLocationWrite, ids, versions, updated, docs, uids)
 	}
 	queued := false
 	if err := wire.EncodeEvents(events); err != nil {
 		return false, err
 	}
 	if n := len(events); n > 0 {
-		ids, types, data, tps := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		ids, types, data, tps, actors := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		ats := make([]time.Time, n)
 		for i, ev := range events {
-			ids[i], types[i], ats[i], data[i], tps[i] = ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), ev.TraceParent
+			ids[i], types[i], ats[i], data[i], tps[i], actors[i] = ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), ev.TraceParent, ev.Actor
 		}
-		b.Queue(groupEventsInsert, ids, types, ats, data, tps)
+		b.Queue(groupEventsInsert, ids, types, ats, data, tps, actors)
 		b.Queue(groupFanOut, ids, ats, types).Exec(func(tag pgconn.CommandTag) error {
 			queued = tag.RowsAffected() > 0
 			return nil
@@ -251,7 +292,7 @@ type connectorColumnsOf struct {
 	standard, format         []string
 	power, amperage, voltage []float64
 	code, info, vendor       []pgtype.Text
-	statusAt                 []pgtype.Timestamptz
+	statusAt, lastUpdated    []pgtype.Timestamptz
 }
 
 func (c *connectorColumnsOf) add(uid int64, conn *chargenet.Connector, f int) {
@@ -267,6 +308,20 @@ func (c *connectorColumnsOf) add(uid int64, conn *chargenet.Connector, f int) {
 	}
 	c.code, c.info, c.vendor = append(c.code, code), append(c.info, info), append(c.vendor, vendor)
 	c.statusAt = append(c.statusAt, nullTime(conn.StatusReportedAt))
+	c.lastUpdated = append(c.lastUpdated, nullTime(conn.LastUpdated))
+}
+
+// uidsText returns uids as a PostgreSQL array literal, "{1001,1002}".
+func uidsText(uids []int64) string {
+	b := make([]byte, 0, 2+8*len(uids))
+	b = append(b, '{')
+	for i, uid := range uids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, uid, 10)
+	}
+	return string(append(b, '}'))
 }
 
 // retryGroup reports whether a group failed in a way that trying it again may mend: a

@@ -1,18 +1,23 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Import inserts the inventory in one transaction: all of it or, on any error, nothing.
-// Imported EVSEs get Version 1 whatever the inventory says; an EVSE's location may be in
-// the inventory or already in the database.
+// Imported EVSEs and locations get Version 1 whatever the inventory says, and times to
+// the microsecond; a location of the inventory gets a LastUpdated no earlier than its
+// EVSEs' (chargenet.Inventory.NewestEVSEUpdates), and an existing location that gains
+// EVSEs is touched with it (locked in id order, as every writer locks locations). An
+// EVSE's location may be in the inventory or already in the database.
 //
 // It first checks every identifier against the database in one round trip, then
 // streams the rows with COPY, so that a million records take seconds. Imports run one
@@ -136,20 +141,25 @@ func copyInventory(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) err
 			}
 		}
 	}
+	newest := inv.NewestEVSEUpdates()
 	if len(inv.Locations) > 0 {
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"locations"},
 			[]string{"id", "name", "address", "city", "postal_code", "country", "latitude", "longitude", "time_zone", "last_updated",
-				"doc", "doc_uids"},
+				"version", "doc", "doc_uids"},
 			pgx.CopyFromSlice(len(inv.Locations), func(i int) ([]any, error) {
 				l := inv.Locations[i]
 				l.EvseUIDs = uids[l.ID]
 				slices.Sort(l.EvseUIDs)
+				l.LastUpdated, l.Version = stamp(l.LastUpdated), 1
+				if t := newest[l.ID]; t.After(l.LastUpdated) {
+					l.LastUpdated = t
+				}
 				doc, docUIDs, err := locationDoc(l)
 				if err != nil {
 					return nil, fmt.Errorf("locations[%d]: %w", i, err)
 				}
 				return []any{l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country, l.Latitude, l.Longitude,
-					l.TimeZone, l.LastUpdated, string(doc), docUIDs}, nil
+					l.TimeZone, l.LastUpdated, l.Version, string(doc), docUIDs}, nil
 			}))
 		if err != nil {
 			return fmt.Errorf("copying locations: %w", err)
@@ -161,9 +171,8 @@ func copyInventory(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) err
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"evses"},
 		[]string{"uid", "evse_id", "chargebox_id", "location_id", "status", "last_updated", "version", "doc", "doc_version"},
 		pgx.CopyFromSlice(len(inv.EVSEs), func(i int) ([]any, error) {
-			e := inv.EVSEs[i]
-			e.Version = 1
-			doc, err := evseDoc(&e)
+			e := importedEVSE(&inv.EVSEs[i])
+			doc, err := wire.EncodeEVSE(&e)
 			if err != nil {
 				return nil, fmt.Errorf("evses[%d]: %w", i, err)
 			}
@@ -173,28 +182,17 @@ func copyInventory(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) err
 	if err != nil {
 		return fmt.Errorf("copying evses: %w", err)
 	}
-	// Existing locations that gained EVSEs: their JSON lists the new uids too.
+	// Existing locations that gained EVSEs are touched: their JSON lists the new uids.
+	slices.Sort(touched)
 	for _, id := range touched {
-		rows, err := tx.Query(ctx, selectLocations+` WHERE l.id = $1`, id)
-		if err != nil {
-			return err
-		}
-		l, err := pgx.CollectExactlyOneRow(rows, scanLocation)
-		if err != nil {
-			return err
-		}
-		doc, docUIDs, err := locationDoc(l)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE locations SET doc = $1, doc_uids = $2 WHERE id = $3`, string(doc), docUIDs, id); err != nil {
+		if err := touchLocations(ctx, tx, newest[id], id); err != nil {
 			return err
 		}
 	}
 	i, j := 0, -1 // the connector being copied: inv.EVSEs[i].Connectors[j]
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"connectors"},
 		[]string{"evse_uid", "id", "standard", "format", "power_type", "max_electric_power", "max_amperage", "max_voltage",
-			"tariff_ids", "error_code", "error_info", "error_vendor_code", "deleted_at"},
+			"tariff_ids", "error_code", "error_info", "error_vendor_code", "deleted_at", "last_updated"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			for j++; i < len(inv.EVSEs) && j >= len(inv.EVSEs[i].Connectors); j = 0 {
 				i++
@@ -213,10 +211,10 @@ func copyInventory(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) err
 			}
 			var deleted pgtype.Timestamptz
 			if c.DeletedAt != nil {
-				deleted = pgtype.Timestamptz{Time: *c.DeletedAt, Valid: true}
+				deleted = pgtype.Timestamptz{Time: stamp(*c.DeletedAt), Valid: true}
 			}
 			return []any{e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType),
-				c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted}, nil
+				c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted, stamp(e.LastUpdated)}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("copying connectors: %w", err)
@@ -226,3 +224,22 @@ func copyInventory(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) err
 
 // nullText returns s as text, NULL when empty.
 func nullText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
+// importedEVSE returns e as an import stores it: Version 1, times in UTC to the
+// microsecond, each connector's LastUpdated its EVSE's, connectors in ascending id.
+func importedEVSE(e *chargenet.EVSE) chargenet.EVSE {
+	out := *e
+	out.Version = 1
+	out.LastUpdated = stamp(e.LastUpdated)
+	out.Connectors = slices.Clone(e.Connectors)
+	slices.SortFunc(out.Connectors, func(a, b chargenet.Connector) int { return cmp.Compare(a.ID, b.ID) })
+	for i := range out.Connectors {
+		c := &out.Connectors[i]
+		c.LastUpdated = out.LastUpdated
+		if c.DeletedAt != nil {
+			t := stamp(*c.DeletedAt)
+			c.DeletedAt = &t
+		}
+	}
+	return out
+}

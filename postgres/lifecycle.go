@@ -14,17 +14,20 @@ import (
 
 // The writes of the inventory's life cycle take their locks in one order, so that they
 // cannot deadlock: CreateEVSE inventoryLock first; then the row of the idempotency key
-// (claimKey); then ChangeEVSE the EVSE's row; then the locations, in id order.
-// PutLocation and DeleteLocation lock only their location. A write that puts an EVSE at
+// (claimKey); then ChangeEVSE the EVSE's row; then the locations, in id order. The group
+// commit (group.go) locks EVSE rows in uid order, then their locations in id order;
+// Import locks the existing locations it touches in id order. PutLocation and
+// DeleteLocation lock only their location. A write that puts an EVSE at
 // a location locks the location's row (FOR NO KEY UPDATE) before checking it, so a
 // location cannot be deleted between the check and the commit of the EVSE.
 
 const upsertConnectorQuery = `INSERT INTO connectors (` + connectorColumns + `) ` +
-	`VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (evse_uid, id) DO UPDATE SET ` +
+	`VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (evse_uid, id) DO UPDATE SET ` +
 	`standard = EXCLUDED.standard, format = EXCLUDED.format, power_type = EXCLUDED.power_type, ` +
 	`max_electric_power = EXCLUDED.max_electric_power, max_amperage = EXCLUDED.max_amperage, ` +
 	`max_voltage = EXCLUDED.max_voltage, tariff_ids = EXCLUDED.tariff_ids, error_code = EXCLUDED.error_code, ` +
-	`error_info = EXCLUDED.error_info, error_vendor_code = EXCLUDED.error_vendor_code, deleted_at = EXCLUDED.deleted_at`
+	`error_info = EXCLUDED.error_info, error_vendor_code = EXCLUDED.error_vendor_code, deleted_at = EXCLUDED.deleted_at, ` +
+	`last_updated = EXCLUDED.last_updated`
 
 // writeConnectors inserts or overwrites every connector of e (its status times stay as
 // they are), in one round trip.
@@ -47,7 +50,7 @@ func writeConnectors(ctx context.Context, tx pgx.Tx, e *chargenet.EVSE) error {
 			deleted = pgtype.Timestamptz{Time: stamp(*c.DeletedAt), Valid: true}
 		}
 		b.Queue(upsertConnectorQuery, e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType),
-			c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted)
+			c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted, nullTime(c.LastUpdated))
 	}
 	return tx.SendBatch(ctx, &b).Close()
 }
@@ -56,9 +59,13 @@ func writeConnectors(ctx context.Context, tx pgx.Tx, e *chargenet.EVSE) error {
 func stampEVSE(e *chargenet.EVSE) {
 	e.LastUpdated = stamp(e.LastUpdated)
 	for i := range e.Connectors {
-		if d := e.Connectors[i].DeletedAt; d != nil {
+		c := &e.Connectors[i]
+		if !c.LastUpdated.IsZero() {
+			c.LastUpdated = stamp(c.LastUpdated)
+		}
+		if d := c.DeletedAt; d != nil {
 			t := stamp(*d)
-			e.Connectors[i].DeletedAt = &t
+			c.DeletedAt = &t
 		}
 	}
 }
@@ -83,27 +90,36 @@ func lockLocationRef(ctx context.Context, tx pgx.Tx, id string) error {
 	return nil
 }
 
-// touchLocations sets the LastUpdated of the locations ids (empty ones skipped) to at
-// and stores their JSON as they are now (their EVSEs changed).
+// touchLocations records a change of the EVSEs of the locations ids (empty ones and
+// ones without a row skipped), or of the list of them, that gave an EVSE the
+// LastUpdated at: each location is locked (in id order), read, touched
+// (chargenet.Location.Touch) and stored with its JSON as it is now.
 func touchLocations(ctx context.Context, tx pgx.Tx, at time.Time, ids ...string) error {
 	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "" })
-	if len(ids) == 0 {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, `UPDATE locations SET last_updated = $1 WHERE id = ANY($2)`, at, ids); err != nil {
-		return err
-	}
 	slices.Sort(ids) // locations are locked in id order
-	for _, id := range ids {
+	for _, id := range slices.Compact(ids) {
 		l, ok, err := lockLocation(ctx, tx, id)
 		if err != nil || !ok {
 			return err
 		}
-		if err := storeLocationDoc(ctx, tx, &l); err != nil {
+		l.Touch(at)
+		if err := writeLocationTouch(ctx, tx, &l); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeLocationTouch stores l's version and last update with its contract JSON and the
+// EVSE uids it lists (migration 0010).
+func writeLocationTouch(ctx context.Context, tx pgx.Tx, l *chargenet.Location) error {
+	doc, uids, err := locationDoc(*l)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `UPDATE locations SET version = $2, last_updated = $3, doc = $4, doc_uids = $5 WHERE id = $1`,
+		l.ID, l.Version, stamp(l.LastUpdated), string(doc), uids)
+	return err
 }
 
 // storeEVSEDoc stores e's contract JSON for its version, so that reads send it as
@@ -134,7 +150,8 @@ func storeLocationDoc(ctx context.Context, tx pgx.Tx, l *chargenet.Location) err
 // CreateEVSE stores e, already checked by (*chargenet.EVSE).PrepareNew, with the next
 // UID (one more than the highest in use: REMOVED EVSEs keep theirs, so a UID is never
 // given twice), in one transaction with its connectors, its evse.created event (see
-// recordEvents), the LastUpdated (now) of its location and idem's answer (made of the
+// recordEvents), the touch of its location (locked after the EVSE, see touchLocations)
+// with the EVSE's LastUpdated, and idem's answer (made of the
 // EVSE as stored) when idem is not nil. Creates, and Import, take turns through an
 // advisory lock, so that concurrent creates, on several replicas too, get distinct
 // UIDs. It returns the EVSE as stored, times in UTC to the microsecond; e is not
@@ -147,7 +164,7 @@ func storeLocationDoc(ctx context.Context, tx pgx.Tx, l *chargenet.Location) err
 // "evseId" when the evseId is taken; an error of idem.Answer, unchanged; otherwise
 // wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the database
 // cannot be reached. Nothing is written when an error is returned.
-func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	start := time.Now()
 	now = stamp(now)
 	out := *e
@@ -184,11 +201,13 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 		if err := storeEVSEDoc(ctx, tx, &out); err != nil {
 			return err
 		}
-		if err := touchLocations(ctx, tx, now, out.LocationID); err != nil {
+		if err := touchLocations(ctx, tx, out.LastUpdated, out.LocationID); err != nil {
 			return err
 		}
 		var err error
-		if queued, err = recordEvents(ctx, tx, chargenet.NewEVSEEvent(chargenet.EventEVSECreated, &out, now)); err != nil {
+		ev := chargenet.NewEVSEEvent(chargenet.EventEVSECreated, &out, now)
+		ev.Actor = actor
+		if queued, err = recordEvents(ctx, tx, ev); err != nil {
 			return err
 		}
 		return keepAnswer(ctx, tx, idem, &out, now)
@@ -209,8 +228,9 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 // operator hold, and calls change. When change leaves the Version as it was, the
 // transaction is rolled back and the EVSE is returned as read. Otherwise it checks and
 // locks a new location, writes the EVSE (every field but uid and evseId), all its
-// connectors, the events change returned (see recordEvents), the LastUpdated (now) of
-// the old and the new location when the location changed, and idem's answer (made of
+// connectors, the events change returned (see recordEvents), the touch of its location
+// with its new LastUpdated (of the old and the new one when it moved; locked after the
+// EVSE, in id order), and idem's answer (made of
 // the EVSE as committed) when idem is not nil, and returns the EVSE as committed, times
 // in UTC to the microsecond.
 //
@@ -222,7 +242,7 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 // idem.Answer, unchanged; otherwise wrapped driver or context errors, wrapping
 // chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
 // an error is returned.
-func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	start := time.Now()
 	now = stamp(now)
 	var e chargenet.EVSE
@@ -273,10 +293,11 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 		if err := storeEVSEDoc(ctx, tx, &e); err != nil {
 			return err
 		}
-		if moved {
-			if err := touchLocations(ctx, tx, now, read.LocationID, e.LocationID); err != nil {
-				return err
-			}
+		if err := touchLocations(ctx, tx, e.LastUpdated, read.LocationID, e.LocationID); err != nil {
+			return err
+		}
+		for i := range events {
+			events[i].Actor = actor
 		}
 		if queued, err = recordEvents(ctx, tx, events...); err != nil {
 			return err
@@ -321,10 +342,11 @@ func lockLocation(ctx context.Context, tx pgx.Tx, id string) (l chargenet.Locati
 }
 
 // PutLocation creates location l, or replaces the fields a client sets of the existing
-// one, in one transaction that locks its row, with LastUpdated now (UTC, to the
-// microsecond) and the event location.created or location.updated (see recordEvents),
-// and returns the location as committed, with its EVSE uids. l's EvseUIDs, LastUpdated
-// and DeletedAt are ignored. A replacement with the same fields
+// one, in one transaction that locks its row, and returns the location as committed,
+// with its EVSE uids: a new one with Version 1 and LastUpdated now (UTC, to the
+// microsecond) and the event location.created, a replaced one touched
+// ((*chargenet.Location).Touch) with the event location.updated (see recordEvents). l's
+// EvseUIDs, LastUpdated, Version and DeletedAt are ignored. A replacement with the same fields
 // ((*chargenet.Location).SameFields) writes nothing and returns the location as stored.
 // Of two concurrent creates of one id, the second is a replacement.
 //
@@ -332,7 +354,7 @@ func lockLocation(ctx context.Context, tx pgx.Tx, id string) (l chargenet.Locati
 // when the location was deleted; otherwise wrapped driver or context errors, wrapping
 // chargenet.ErrUnavailable if the database cannot be reached. Nothing is written when
 // an error is returned.
-func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time.Time) (*chargenet.Location, bool, error) {
+func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor string, now time.Time) (*chargenet.Location, bool, error) {
 	start := time.Now()
 	now = stamp(now)
 	var out chargenet.Location
@@ -344,7 +366,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 		}
 		if !ok {
 			tag, err := tx.Exec(ctx, `INSERT INTO locations (id, name, address, city, postal_code, country, latitude, longitude, `+
-				`time_zone, last_updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
+				`time_zone, last_updated, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1) ON CONFLICT (id) DO NOTHING`,
 				l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country, l.Latitude, l.Longitude, l.TimeZone, now)
 			if err != nil {
 				return err
@@ -362,7 +384,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 		typ := chargenet.EventLocationCreated
 		if created {
 			out = *l
-			out.EvseUIDs, out.LastUpdated, out.DeletedAt = []int64{}, now, nil
+			out.EvseUIDs, out.LastUpdated, out.Version, out.DeletedAt = []int64{}, now, 1, nil
 		} else {
 			if cur.DeletedAt != nil {
 				return chargenet.LocationDeleted(l.ID, *cur.DeletedAt)
@@ -371,19 +393,22 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 				out = cur
 				return nil
 			}
+			out = *l
+			out.EvseUIDs, out.LastUpdated, out.Version, out.DeletedAt = cur.EvseUIDs, cur.LastUpdated, cur.Version, nil
+			out.Touch(now)
 			if _, err := tx.Exec(ctx, `UPDATE locations SET name = $2, address = $3, city = $4, postal_code = $5, country = $6, `+
-				`latitude = $7, longitude = $8, time_zone = $9, last_updated = $10 WHERE id = $1`,
-				l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country, l.Latitude, l.Longitude, l.TimeZone, now); err != nil {
+				`latitude = $7, longitude = $8, time_zone = $9, last_updated = $10, version = $11 WHERE id = $1`,
+				l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country, l.Latitude, l.Longitude, l.TimeZone, out.LastUpdated,
+				out.Version); err != nil {
 				return err
 			}
-			out = *l
-			out.EvseUIDs, out.LastUpdated, out.DeletedAt = cur.EvseUIDs, now, nil
 			typ = chargenet.EventLocationUpdated
 		}
 		if err := storeLocationDoc(ctx, tx, &out); err != nil {
 			return err
 		}
 		ev := chargenet.NewLocationEvent(typ, &out, now)
+		ev.Actor = actor
 		queued, err = recordEvents(ctx, tx, ev)
 		return err
 	})
@@ -397,8 +422,8 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 	return &out, created, nil
 }
 
-// DeleteLocation marks location id deleted, with DeletedAt and LastUpdated now (UTC, to
-// the microsecond) and its location.deleted event (see recordEvents), in one
+// DeleteLocation marks location id deleted, touched ((*chargenet.Location).Touch) and
+// with DeletedAt its new LastUpdated, and its location.deleted event (see recordEvents), in one
 // transaction that locks its row, and returns it as committed; a location deleted
 // already is returned as it is. The row stays: Location still finds it, ListLocations
 // no longer does, and its id cannot be used again.
@@ -407,7 +432,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 // location; chargenet.LocationInUse, naming them, while EVSEs at it are not REMOVED;
 // otherwise wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the
 // database cannot be reached. Nothing is written when an error is returned.
-func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*chargenet.Location, error) {
+func (s *Store) DeleteLocation(ctx context.Context, id, actor string, now time.Time) (*chargenet.Location, error) {
 	start := time.Now()
 	now = stamp(now)
 	var out chargenet.Location
@@ -437,15 +462,19 @@ func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*
 		if len(inUse) > 0 {
 			return chargenet.LocationInUse(id, inUse)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE locations SET deleted_at = $2, last_updated = $2 WHERE id = $1`, id, now); err != nil {
+		l.Touch(now)
+		at := l.LastUpdated
+		if _, err := tx.Exec(ctx, `UPDATE locations SET deleted_at = $2, last_updated = $2, version = $3 WHERE id = $1`,
+			id, at, l.Version); err != nil {
 			return err
 		}
-		l.DeletedAt, l.LastUpdated = &now, now
+		l.DeletedAt = &at
 		out = l
 		if err := storeLocationDoc(ctx, tx, &out); err != nil {
 			return err
 		}
 		ev := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, &out, now)
+		ev.Actor = actor
 		queued, err = recordEvents(ctx, tx, ev)
 		return err
 	})

@@ -16,7 +16,7 @@ const selectLocations = selectLocationColumns + ` FROM locations l`
 
 // selectLocationColumns is selectLocations without its FROM clause.
 const selectLocationColumns = `SELECT l.id, l.name, l.address, l.city, l.postal_code, l.country, l.latitude, l.longitude, ` +
-	`l.time_zone, l.last_updated, l.deleted_at, ` +
+	`l.time_zone, l.last_updated, l.version, l.deleted_at, ` +
 	`ARRAY(SELECT e.uid FROM evses e WHERE e.location_id = l.id ORDER BY e.uid)`
 
 // scanLocation reads one row of selectLocations.
@@ -30,7 +30,7 @@ func scanLocationWith(row pgx.CollectableRow, extra ...any) (chargenet.Location,
 	var l chargenet.Location
 	var deleted pgtype.Timestamptz
 	err := row.Scan(append([]any{&l.ID, &l.Name, &l.Address, &l.City, &l.PostalCode, &l.Country, &l.Latitude, &l.Longitude,
-		&l.TimeZone, &l.LastUpdated, &deleted, &l.EvseUIDs}, extra...)...)
+		&l.TimeZone, &l.LastUpdated, &l.Version, &deleted, &l.EvseUIDs}, extra...)...)
 	l.LastUpdated = l.LastUpdated.UTC()
 	if deleted.Valid {
 		at := deleted.Time.UTC()

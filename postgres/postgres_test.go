@@ -388,7 +388,7 @@ func TestListEVSEsSnapshot(t *testing.T) {
 					return
 				}
 				v := float64(100 + e.Version + 1)
-				_, err = s.UpdateConnector(ctx, uid, 1, chargenet.ConnectorPatch{MaxVoltage: &v}, e.ETag(), time.Now())
+				_, err = s.UpdateConnector(ctx, uid, 1, chargenet.ConnectorPatch{MaxVoltage: &v}, e.ETag(), "", time.Now())
 				if errors.Is(err, chargenet.ErrPreconditionFailed) {
 					continue
 				}
@@ -451,7 +451,7 @@ func TestStatementTimeout(t *testing.T) {
 
 	patch := chargenet.ConnectorPatch{MaxVoltage: new(230.0)}
 	start := time.Now()
-	_, err = s.UpdateConnector(ctx, 1001, 1, patch, "", time.Now())
+	_, err = s.UpdateConnector(ctx, 1001, 1, patch, "", "", time.Now())
 	requireUnavailable(t, err)
 	assert.Less(t, time.Since(start), 2*time.Second)
 	var pe *pgconn.PgError
@@ -461,7 +461,7 @@ func TestStatementTimeout(t *testing.T) {
 	_, err = s.EVSE(ctx, 1001)
 	require.NoError(t, err, "a read does not wait for the row lock")
 	require.NoError(t, tx.Rollback(ctx))
-	e, err := s.UpdateConnector(ctx, 1001, 1, patch, "", time.Now())
+	e, err := s.UpdateConnector(ctx, 1001, 1, patch, "", "", time.Now())
 	require.NoError(t, err, "the lock is released")
 	assert.Equal(t, int64(2), e.Version)
 }
@@ -543,7 +543,7 @@ func TestUnavailable(t *testing.T) {
 			return err
 		}},
 		{"UpdateConnector", func(ctx context.Context) error {
-			_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxVoltage: new(230.0)}, "", time.Now())
+			_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxVoltage: new(230.0)}, "", "", time.Now())
 			return err
 		}},
 		{"Setting", func(ctx context.Context) error { _, err := s.Setting(ctx, "k", "v"); return err }},
@@ -637,7 +637,7 @@ func BenchmarkUpdateConnector(b *testing.B) {
 				for pb.Next() {
 					i++
 					p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%20 + 1))}
-					if _, err := s.UpdateConnector(context.Background(), uid, 1, p, "", time.Now()); err != nil {
+					if _, err := s.UpdateConnector(context.Background(), uid, 1, p, "", "", time.Now()); err != nil {
 						b.Fatal(err)
 					}
 				}

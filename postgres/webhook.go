@@ -18,8 +18,8 @@ const (
 
 	// insertEventQuery stores an event in the log (its xid and seq are the columns'
 	// defaults); its parameters are id, type, time, data and traceparent.
-	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data, traceparent) ` +
-		`VALUES ($1::text, $2::text, $3::timestamptz, $4::text, $5::text)`
+	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data, traceparent, actor) ` +
+		`VALUES ($1::text, $2::text, $3::timestamptz, $4::text, $5::text, $6::text)`
 	// notifyQuery wakes the dispatchers of every replica (see listen.go) when the
 	// transaction that runs it commits.
 	notifyQuery = `SELECT pg_notify('` + deliveriesChannel + `', '')`
@@ -82,7 +82,7 @@ func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (qu
 		if tp == "" {
 			tp = chargenet.TraceParent(ctx)
 		}
-		if _, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, at, string(ev.Data), tp); err != nil {
+		if _, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, at, string(ev.Data), tp, ev.Actor); err != nil {
 			return false, err
 		}
 		tag, err := tx.Exec(ctx, fanOutQuery, ev.ID, at, ev.Type)
@@ -529,10 +529,10 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 // ErrInvalid for an unknown status or error code); otherwise wrapped driver or context
 // errors, wrapping chargenet.ErrUnavailable if the database cannot be reached. Nothing
 // is written when an error is returned.
-func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, now time.Time) (*chargenet.StatusResult, error) {
+func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, actor string, now time.Time) (*chargenet.StatusResult, error) {
 	note := *n
 	note.Timestamp = stamp(n.Timestamp)
-	op := &groupcommit.Op{Note: &note, Now: stamp(now)}
+	op := &groupcommit.Op{Note: &note, Actor: actor, Now: stamp(now)}
 	if err := s.submit(ctx, op); err != nil {
 		return nil, s.wrap("apply status notification", err)
 	}

@@ -32,7 +32,7 @@ func TestClaimDeliveriesConcurrent(t *testing.T) {
 	const events = 60
 	for i := range events {
 		p := float64(10 + i%10)
-		_, err := s.UpdateConnector(ctx, 1, 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", now)
+		_, err := s.UpdateConnector(ctx, 1, 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", "", now)
 		require.NoError(t, err)
 	}
 
@@ -109,12 +109,12 @@ func TestListenWakesOtherReplicas(t *testing.T) {
 	}
 	listening()
 	p := 42.0
-	_, err := writer.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", now)
+	_, err := writer.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", "", now)
 	require.NoError(t, err)
 	wait("a PATCH")
 	l := chargenet.Location{ID: "LISTEN-1", Name: "n", Address: "a", City: "c", PostalCode: "1", Country: "DEU",
 		Latitude: 1, Longitude: 1, TimeZone: "Europe/Berlin"}
-	_, _, err = writer.PutLocation(ctx, &l, now)
+	_, _, err = writer.PutLocation(ctx, &l, "", now)
 	require.NoError(t, err)
 	wait("a location")
 	ds, err := writer.ClaimDeliveries(ctx, now, 10, time.Minute)
@@ -134,7 +134,7 @@ func TestListenWakesOtherReplicas(t *testing.T) {
 	require.NoError(t, err)
 	wait("the listener's reconnection") // it announces what it may have missed
 	listening()
-	_, err = writer.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", now)
+	_, err = writer.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", "", now)
 	require.NoError(t, err)
 	wait("a PATCH after the reconnection")
 }
@@ -157,7 +157,7 @@ func TestEventLogMigration(t *testing.T) {
 	s, err := postgres.Open(ctx, u, postgres.Options{MaxConns: 4})
 	require.NoError(t, err)
 	defer s.Close()
-	logged, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+	logged, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil, "")
 	require.NoError(t, err)
 	require.Len(t, logged, 2)
 	assert.Equal(t, []string{"evt_A", "evt_B"}, []string{logged[0].ID, logged[1].ID}, "numbered in time order")
@@ -168,10 +168,10 @@ func TestEventLogMigration(t *testing.T) {
 	assert.Equal(t, "evt_A", ds[0].Event.ID)
 	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
 	p := 7.0
-	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", time.Now())
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", "", time.Now())
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		logged, err = s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+		logged, err = s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil, "")
 		return err == nil && len(logged) == 3
 	}, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, int64(3), logged[2].Seq, "the sequence continues after the migrated events")

@@ -6,12 +6,14 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -1042,6 +1044,32 @@ func testSync(t *testing.T, b backend) {
 	diffB := compareInventories(server, partnerB.copy)
 	assert.Empty(t, diffB, "partner B (event log) differs from the server on %d item(s):\n%s", len(diffB), describe(diffB))
 
+	// Version and lastUpdated rise together: for every EVSE and location, across every
+	// acknowledged answer (the writers go through every server) and every change-list
+	// item partner A read, a higher version has a later lastUpdated.
+	states := map[string][][]byte{}
+	for _, w := range writers.writes {
+		states[w.key] = append(states[w.key], w.body)
+	}
+	for state := range partnerA.seen {
+		k, raw, _ := strings.Cut(state, "\x00")
+		states[k] = append(states[k], []byte(raw))
+	}
+	problems, items, compared := risingTogether(states)
+	assert.Empty(t, problems, "version and lastUpdated disagree (%d):\n%s", len(problems), strings.Join(first(problems, 10), "\n"))
+	sharedEVSEs := 0
+	for uid := 1001; uid <= 1040; uid++ {
+		if len(states[evseKey(int64(uid))]) > 1 {
+			sharedEVSEs++
+		}
+	}
+	assert.Equal(t, 40, sharedEVSEs, "every demo EVSE, changed by every writer through every server, is compared")
+	for _, e := range partnerB.log {
+		assert.Regexp(t, sixDigits, e.Timestamp, "event %s", e.ID)
+	}
+	t.Logf("%s: version and lastUpdated compared on %d states of %d EVSEs and locations (answers through %d server(s) and change-list items)",
+		b.name, compared, items, len(apis))
+
 	// The event log: one event per change, every one seen by partner B and delivered to
 	// the receiver subscribed to every type.
 	logged, err := readLog(apis[len(apis)-1])
@@ -1223,6 +1251,50 @@ func testSync(t *testing.T, b backend) {
 	t.Logf("%s: commit (writer's answer) → receipt of the webhook delivery, 40 changes through %s one at a time: p50 %.1f ms, p90 %.1f ms, max %.1f ms",
 		b.name, which, percentile(lat, 50), percentile(lat, 90), percentile(lat, 100))
 }
+
+// sixDigits is the form of every time the service sends: RFC 3339 in UTC with six
+// fractional digits.
+var sixDigits = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
+
+// risingTogether checks the states of each item (by key, as JSON with version and
+// lastUpdated) seen anywhere: one version has one lastUpdated, a higher version a later
+// one, and every lastUpdated has the six-digit form (so its text sorts as the time
+// does). It returns what it found wrong, and how many items and states it compared.
+func risingTogether(states map[string][][]byte) (problems []string, items, compared int) {
+	type state struct {
+		Version     int64  `json:"version"`
+		LastUpdated string `json:"lastUpdated"`
+	}
+	for _, key := range slices.Sorted(maps.Keys(states)) {
+		byVersion := map[int64]string{}
+		for _, raw := range states[key] {
+			var st state
+			if err := json.Unmarshal(raw, &st); err != nil || st.Version < 1 {
+				problems = append(problems, fmt.Sprintf("%s: no version in %s", key, raw))
+				continue
+			}
+			if !sixDigits.MatchString(st.LastUpdated) {
+				problems = append(problems, fmt.Sprintf("%s version %d: lastUpdated %q is not RFC 3339 UTC with six digits", key, st.Version, st.LastUpdated))
+			}
+			compared++
+			if old, ok := byVersion[st.Version]; ok && old != st.LastUpdated {
+				problems = append(problems, fmt.Sprintf("%s version %d: lastUpdated %s and %s", key, st.Version, old, st.LastUpdated))
+			}
+			byVersion[st.Version] = st.LastUpdated
+		}
+		items++
+		versions := slices.Sorted(maps.Keys(byVersion))
+		for i := 1; i < len(versions); i++ {
+			if prev, cur := byVersion[versions[i-1]], byVersion[versions[i]]; cur <= prev {
+				problems = append(problems, fmt.Sprintf("%s: version %d has lastUpdated %s, not later than version %d's %s",
+					key, versions[i], cur, versions[i-1], prev))
+			}
+		}
+	}
+	return problems, items, compared
+}
+
+func first(s []string, n int) []string { return s[:min(n, len(s))] }
 
 // makeFence creates location id and then an EVSE at it (evseId DE*CNT*E<n>, charge box
 // n), once every writer had its answer, and returns the EVSE's uid. A partner that has
@@ -1450,5 +1522,40 @@ func TestSyncPositionWidths(t *testing.T) {
 	require.Len(t, events, 40, "every event once: %v", events)
 	for i, uid := range events {
 		assert.Equal(t, strconv.Itoa(1040-i), uid, "event %d of the walk", i)
+	}
+}
+
+// TestRisingTogether shows that the proof's check of versions and times catches what a
+// partner that trusts "newer lastUpdated wins" would get wrong: a higher version with an
+// older lastUpdated (two replicas' clocks), one version with two times, and a time
+// without six digits.
+func TestRisingTogether(t *testing.T) {
+	ok := map[string][][]byte{
+		"evse/1035": {[]byte(`{"version":117,"lastUpdated":"2026-11-26T10:00:37.432242Z"}`),
+			[]byte(`{"version":118,"lastUpdated":"2026-11-26T10:00:37.432243Z"}`),
+			[]byte(`{"version":117,"lastUpdated":"2026-11-26T10:00:37.432242Z"}`)},
+		"location/LOC-0018": {[]byte(`{"version":3,"lastUpdated":"2026-11-26T10:00:37.432243Z"}`)},
+	}
+	problems, items, compared := risingTogether(ok)
+	assert.Empty(t, problems)
+	assert.Equal(t, 2, items)
+	assert.Equal(t, 4, compared)
+
+	for name, tc := range map[string]struct {
+		states [][]byte
+		want   string
+	}{
+		"a higher version with an older time": {[][]byte{[]byte(`{"version":118,"lastUpdated":"2026-11-26T10:00:37.432143Z"}`),
+			[]byte(`{"version":117,"lastUpdated":"2026-11-26T10:00:37.432242Z"}`)}, "not later than version 117's"},
+		"one version, two times": {[][]byte{[]byte(`{"version":5,"lastUpdated":"2026-11-26T10:00:37.432242Z"}`),
+			[]byte(`{"version":5,"lastUpdated":"2026-11-26T10:00:37.432243Z"}`)}, "version 5: lastUpdated"},
+		"nanoseconds": {[][]byte{[]byte(`{"version":5,"lastUpdated":"2026-11-26T10:00:37.432242123Z"}`)}, "six digits"},
+		"no version":  {[][]byte{[]byte(`{"lastUpdated":"2026-11-26T10:00:37.432242Z"}`)}, "no version"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			problems, _, _ := risingTogether(map[string][][]byte{"evse/1035": tc.states})
+			require.Len(t, problems, 1)
+			assert.Contains(t, problems[0], tc.want)
+		})
 	}
 }

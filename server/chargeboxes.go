@@ -5,6 +5,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/timestamp"
 )
 
 // ListChargeboxes answers GET /v2/chargeboxes: one page of the registered charge boxes.
@@ -33,22 +34,22 @@ func (s *Server) GetChargebox(ctx context.Context, req gen.GetChargeboxRequestOb
 // ChargeboxToAPI converts a charge box to the contract's Chargebox: protocol and
 // connectedAt only while connected.
 func ChargeboxToAPI(c *chargenet.Chargebox) gen.RegisteredChargebox {
-	out := gen.RegisteredChargebox{ChargeboxId: c.ID, Identity: c.Identity, Connected: c.Connected(), LastSeenAt: c.LastSeenAt,
+	out := gen.RegisteredChargebox{ChargeboxId: c.ID, Identity: c.Identity, Connected: c.Connected(), LastSeenAt: timestamp.Ptr(c.LastSeenAt),
 		EvseUids: c.EVSEUIDs, Availability: make([]gen.EvseAvailability, len(c.Availability))}
 	if out.EvseUids == nil {
 		out.EvseUids = []int64{}
 	}
 	if c.Connected() {
 		p := gen.RegisteredChargeboxProtocol(c.Protocol)
-		out.Protocol, out.ConnectedAt = &p, c.ConnectedAt
+		out.Protocol, out.ConnectedAt = &p, timestamp.Ptr(c.ConnectedAt)
 	}
 	if b := c.Boot; b != nil {
-		out.Boot = &gen.ChargeboxBoot{Vendor: b.Vendor, Model: b.Model, BootedAt: b.At.UTC(),
+		out.Boot = &gen.ChargeboxBoot{Vendor: b.Vendor, Model: b.Model, BootedAt: timestamp.New(b.At),
 			SerialNumber: optional(b.SerialNumber), FirmwareVersion: optional(b.FirmwareVersion)}
 	}
 	for i, a := range c.Availability {
 		out.Availability[i] = gen.EvseAvailability{EvseUid: a.EVSEUID, State: gen.EvseAvailabilityState(a.State),
-			RequestedAt: a.RequestedAt.UTC(), Answer: gen.EvseAvailabilityAnswer(a.Answer), AnsweredAt: a.AnsweredAt}
+			RequestedAt: timestamp.New(a.RequestedAt), Answer: gen.EvseAvailabilityAnswer(a.Answer), AnsweredAt: timestamp.Ptr(a.AnsweredAt)}
 	}
 	return out
 }

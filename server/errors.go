@@ -20,6 +20,7 @@ type Error struct {
 	Code    string
 	Param   string
 	Message string
+	Scope   string // the scope missing, with CodeInsufficientScope
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -66,7 +67,11 @@ func Describe(err error) (status int, body gen.Error, internal bool) {
 	)
 	switch {
 	case errors.As(err, &he):
-		return he.Status, errorBody(he.Code, he.Param, he.Message), false
+		body := errorBody(he.Code, he.Param, he.Message)
+		if he.Scope != "" {
+			body.Scope = &he.Scope
+		}
+		return he.Status, body, false
 	case errors.As(err, &de):
 		for _, k := range kinds {
 			if errors.Is(de.Kind, k.kind) {

@@ -172,8 +172,15 @@ var exampleProbes = []exampleProbe{
 			req.path += *page.Pagination.NextCursor
 		},
 		req: probeRequest{method: http.MethodGet, path: "/v2/evses?cursor="}},
-	{use: exampleUse{"listEvses", 403, singleExample},
+	{use: exampleUse{"listEvses", 403, "unauthorized"},
 		req: probeRequest{method: http.MethodGet, path: "/v2/evses", headers: []string{"Authorization", ""}}},
+	{use: exampleUse{"listEvses", 403, "keyExpired"},
+		setup: func(t *testing.T, v *env, _ *probeRequest) {
+			require.NoError(t, v.store.CreateAPIKey(context.Background(), chargenet.APIKey{Name: "emsp-acme",
+				Hash: chargenet.HashAPIKey("acme-key-0123456789"), Scopes: []string{chargenet.ScopePartner},
+				CreatedAt: time.Now().Add(-time.Hour), ExpiresAt: time.Now().Add(-time.Minute)}))
+		},
+		req: probeRequest{method: http.MethodGet, path: "/v2/evses", headers: []string{"Authorization", "Bearer acme-key-0123456789"}}},
 	{use: exampleUse{"listEvses", 429, singleExample}, rateLimit: 1,
 		setup: func(t *testing.T, v *env, _ *probeRequest) {
 			require.Equal(t, http.StatusOK, v.do(http.MethodGet, "/v2/evses", "").Code)
@@ -221,6 +228,14 @@ var exampleProbes = []exampleProbe{
 		req: probeRequest{method: http.MethodPatch, path: "/v2/evses/1002/connectors/1", body: `{"maxVoltage": 1501}`}},
 	{use: exampleUse{"updateConnector", 400, "rule"},
 		req: probeRequest{method: http.MethodPatch, path: "/v2/evses/1001/connectors/1", body: `{"standard": "CHADEMO"}`}},
+	{use: exampleUse{"updateConnector", 403, "insufficientScope"},
+		setup: func(t *testing.T, v *env, _ *probeRequest) {
+			require.NoError(t, v.store.CreateAPIKey(context.Background(), chargenet.APIKey{Name: "emsp-acme",
+				Hash: chargenet.HashAPIKey("acme-key-0123456789"), CreatedAt: time.Now(),
+				Scopes: []string{chargenet.ScopeInventoryRead, chargenet.ScopeWebhooks}}))
+		},
+		req: probeRequest{method: http.MethodPatch, path: "/v2/evses/1002/connectors/1", body: `{"maxVoltage": 800}`,
+			headers: []string{"Authorization", "Bearer acme-key-0123456789"}}},
 	{use: exampleUse{"updateConnector", 409, singleExample},
 		req: probeRequest{method: http.MethodPatch, path: "/v2/evses/1004/connectors/4", body: `{"maxVoltage": 500}`}},
 	{use: exampleUse{"updateConnector", 412, singleExample},
@@ -380,7 +395,7 @@ func demoDatabase(t *testing.T, dir string) string {
 	require.NoError(t, err)
 	require.NoError(t, store.Import(context.Background(), chargenet.DemoInventory(time.Now())))
 	require.NoError(t, store.CreateAPIKey(context.Background(), chargenet.APIKey{
-		Name: "ingest", Hash: chargenet.HashAPIKey(ingestKey), Scope: chargenet.ScopeIngest, CreatedAt: time.Now()}))
+		Name: "ingest", Hash: chargenet.HashAPIKey(ingestKey), Scopes: []string{chargenet.ScopeIngest}, CreatedAt: time.Now()}))
 	require.NoError(t, store.Close())
 	_, err = os.Stat(path + "-wal")
 	require.ErrorIs(t, err, fs.ErrNotExist, "closing the store leaves the whole database in its file")
@@ -619,7 +634,7 @@ func errorDiffs(ex, live any) []string {
 	e, _ := ex.(map[string]any)
 	l, _ := live.(map[string]any)
 	var diffs []string
-	for _, k := range []string{"code", "param"} {
+	for _, k := range []string{"code", "param", "scope"} {
 		if e[k] != l[k] {
 			diffs = append(diffs, fmt.Sprintf("$.%s: the example has %v, the live answer %v", k, e[k], l[k]))
 		}

@@ -161,7 +161,7 @@ func FuzzStatusNotification(f *testing.F) {
 	v := newFuzzEnv(f)
 	const ingest = "fuzz-ingest-key-0123456789"
 	if err := v.store.CreateAPIKey(context.Background(), chargenet.APIKey{Name: "ingest", Hash: chargenet.HashAPIKey(ingest),
-		Scope: chargenet.ScopeIngest, CreatedAt: time.Now()}); err != nil {
+		Scopes: []string{chargenet.ScopeIngest}, CreatedAt: time.Now()}); err != nil {
 		f.Fatal(err)
 	}
 	for _, s := range []struct{ box, body string }{

@@ -30,7 +30,7 @@ func (s *Server) PutLocation(ctx context.Context, req gen.PutLocationRequestObje
 			return nil, err
 		}
 	}
-	stored, created, err := s.store.PutLocation(ctx, &l, s.now().UTC().Truncate(time.Microsecond))
+	stored, created, err := s.store.PutLocation(ctx, &l, actor(ctx), s.now().UTC().Truncate(time.Microsecond))
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (s *Server) PutLocation(ctx context.Context, req gen.PutLocationRequestObje
 
 // DeleteLocation answers DELETE /v1/locations/{id}.
 func (s *Server) DeleteLocation(ctx context.Context, req gen.DeleteLocationRequestObject) (gen.DeleteLocationResponseObject, error) {
-	l, err := s.store.DeleteLocation(ctx, req.Id, s.now().UTC().Truncate(time.Microsecond))
+	l, err := s.store.DeleteLocation(ctx, req.Id, actor(ctx), s.now().UTC().Truncate(time.Microsecond))
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (s *Server) CreateEvse(ctx context.Context, req gen.CreateEvseRequestObject
 		r := createdEVSE(created.(*chargenet.EVSE))
 		return keptAnswer(http.StatusCreated, r.Body, map[string]string{"ETag": *r.Headers.ETag, "Location": *r.Headers.Location})
 	})
-	stored, err := s.store.CreateEVSE(ctx, &e, idem, now)
+	stored, err := s.store.CreateEVSE(ctx, &e, idem, actor(ctx), now)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (s *Server) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		before = e.Status
 		return e.ApplyPatch(patch, deref(req.Params.IfMatch), now)
-	}, nil, now)
+	}, nil, actor(ctx), now)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Server) RemoveEvse(ctx context.Context, req gen.RemoveEvseRequestObject
 	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.Remove(deref(req.Params.IfMatch), now)
-	}, nil, now)
+	}, nil, actor(ctx), now)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func (s *Server) CreateConnector(ctx context.Context, req gen.CreateConnectorReq
 	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.AddConnector(c, deref(req.Params.IfMatch), now)
-	}, idem, now)
+	}, idem, actor(ctx), now)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (s *Server) DeleteConnector(ctx context.Context, req gen.DeleteConnectorReq
 	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.DeleteConnector(req.ConnectorId, deref(req.Params.IfMatch), now)
-	}, nil, now)
+	}, nil, actor(ctx), now)
 	if err != nil {
 		return nil, err
 	}

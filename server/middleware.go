@@ -78,8 +78,9 @@ func recoverMiddleware(log *slog.Logger) echo.MiddlewareFunc {
 	}
 }
 
-// logMiddleware writes one structured line per request, with the trace id when the
-// request is traced.
+// logMiddleware writes one structured line per request, with the name of the API key
+// that made it as actor (once the key was accepted; never the key itself), and the
+// trace id when the request is traced.
 func logMiddleware(log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -104,6 +105,9 @@ func logMiddleware(log *slog.Logger) echo.MiddlewareFunc {
 				slog.Int64("bytes", res.Size),
 				slog.Float64("latency_ms", float64(now.Sub(start).Microseconds())/1000),
 			)
+			if who := owner(ctx); who != "" {
+				r.AddAttrs(slog.String("actor", who))
+			}
 			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 				r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
 			}

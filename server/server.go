@@ -70,6 +70,7 @@ type Config struct {
 // Server implements the contract's operations over a Store.
 type Server struct {
 	store      chargenet.Store
+	keys       *Keys
 	cursors    *chargenet.CursorCodec
 	now        func() time.Time
 	eventTypes encodedEventTypes // the catalogue, encoded once: it never changes while running
@@ -109,7 +110,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Notify == nil {
 		cfg.Notify = func() {}
 	}
-	s := &Server{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now, catalogue: types,
+	s := &Server{store: cfg.Store, keys: cfg.Keys, cursors: cfg.Cursors, now: cfg.Now, catalogue: types,
 		allowInsecureWebhooks: cfg.AllowInsecureWebhooks, notify: cfg.Notify, metrics: cfg.Metrics,
 		typeIndex:    make(map[string]*chargenet.EventType, len(types)),
 		availability: cfg.Availability, log: cfg.Logger}
@@ -131,7 +132,11 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.RateLimit != nil {
 		limit = *cfg.RateLimit
 	}
-	v, err := newValidator(doc, authenticationFunc(cfg.Keys, newLimiter(limit, cfg.Now)))
+	scopes, err := operationScopes(doc)
+	if err != nil {
+		return nil, fmt.Errorf("server: the embedded contract: %w", err)
+	}
+	v, err := newValidator(doc, authenticationFunc(cfg.Keys, scopes, newLimiter(limit, cfg.Now), cfg.Now))
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -315,7 +320,7 @@ func (s *Server) UpdateConnector(ctx context.Context, req gen.UpdateConnectorReq
 	if req.Body == nil { // the validator requires a body; this guards a misconfiguration
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
-	e, err := s.store.UpdateConnector(ctx, req.Uid, req.ConnectorId, patchFromAPI(req.Body), deref(req.Params.IfMatch), s.now().UTC())
+	e, err := s.store.UpdateConnector(ctx, req.Uid, req.ConnectorId, patchFromAPI(req.Body), deref(req.Params.IfMatch), actor(ctx), s.now().UTC())
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/internal/wire"
+	"github.com/chargenet/chargenet/timestamp"
 )
 
 // listLocationChanges answers GET /v1/locations?updated_since= with one page of the
@@ -66,10 +67,11 @@ func (s *Server) ListEvents(ctx context.Context, req gen.ListEventsRequestObject
 	if req.Params.Since != nil {
 		since = *req.Params.Since
 	}
-	page, err := chargenet.PaginateChanges(ctx, s.cursors, chargenet.ListEvents, chargenet.EventFilter(types, since),
+	who := deref(req.Params.Actor)
+	page, err := chargenet.PaginateChanges(ctx, s.cursors, chargenet.ListEvents, chargenet.EventFilter(types, since, who),
 		deref(req.Params.Cursor), since, limit(req.Params.Limit),
 		func(ctx context.Context, seek chargenet.ChangeSeek[int64]) ([]chargenet.Event, error) {
-			return s.store.ListEvents(ctx, seek, types)
+			return s.store.ListEvents(ctx, seek, types, who)
 		}, func(e *chargenet.Event) (uint64, int64) { return e.Pos, e.Seq })
 	if err != nil {
 		return nil, err
@@ -150,7 +152,7 @@ func (s *Server) renderer(apiVersion *string) (func(*chargenet.Event) (gen.Logge
 		if err != nil {
 			return gen.LoggedEvent{}, err
 		}
-		out := gen.LoggedEvent{Id: e.ID, Type: e.Type, ApiVersion: version, Timestamp: e.Time.UTC()}
+		out := gen.LoggedEvent{Id: e.ID, Type: e.Type, ApiVersion: version, Timestamp: timestamp.New(e.Time)}
 		if err := out.Data.UnmarshalJSON(data); err != nil {
 			return gen.LoggedEvent{}, fmt.Errorf("event %s: %w", e.ID, err)
 		}
@@ -168,6 +170,7 @@ func (s *Server) TestWebhook(ctx context.Context, req gen.TestWebhookRequestObje
 	}
 	now := s.now().UTC()
 	ev := chargenet.NewPingEvent(w.ID, w.URL, now)
+	ev.Actor = actor(ctx)
 	if err := s.store.SendTestEvent(ctx, who, w.ID, ev, now); err != nil {
 		return nil, err
 	}

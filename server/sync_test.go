@@ -223,19 +223,32 @@ func TestEventLog(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, data.Source)
 		assert.Equal(t, chargenet.SourceOperator, *data.Source)
+		if assert.NotNil(t, data.Actor, "1.2 has actor") {
+			assert.Equal(t, chargenet.DevKeyName, *data.Actor)
+		}
+		prev := decode[gen.EventPage](t, v.do(http.MethodGet, base+status+"&api_version=1.1", ""))
+		require.Len(t, prev.Data, 1)
+		raw, err := prev.Data[0].Data.MarshalJSON()
+		require.NoError(t, err)
+		assert.Contains(t, string(raw), `"source":"operator"`)
+		assert.NotContains(t, string(raw), "actor", "1.1 has no actor")
 
 		old := decode[gen.EventPage](t, v.do(http.MethodGet, base+status+"&api_version=1.0", ""))
 		require.Len(t, old.Data, 1)
 		assert.Equal(t, "1.0", old.Data[0].ApiVersion)
-		raw, err := old.Data[0].Data.MarshalJSON()
+		raw, err = old.Data[0].Data.MarshalJSON()
 		require.NoError(t, err)
 		assert.NotContains(t, string(raw), "source", "1.0 has no source")
 		assert.Contains(t, string(raw), `"ocppConnectorId":0`, "1.0 gives an operator's change connector 0")
+		assert.NotContains(t, string(raw), "actor", "1.0 has no actor")
 
 		// Every type is rendered in the highest version not newer than the one asked.
 		all := decode[gen.EventPage](t, v.do(http.MethodGet, base+"&limit=100&api_version=1.0", ""))
 		for _, e := range all.Data {
 			assert.Equal(t, "1.0", e.ApiVersion, e.Type)
+			raw, err := e.Data.MarshalJSON()
+			require.NoError(t, err)
+			assert.NotContains(t, string(raw), "actor", e.Type)
 		}
 		assertError(t, v.do(http.MethodGet, base+"&api_version=9.9", ""), http.StatusBadRequest, chargenet.CodeInvalidParameter, "api_version")
 		assertError(t, v.do(http.MethodGet, "/emsp/v1/events/"+events[0].Id+"?api_version=9.9", ""), http.StatusBadRequest, chargenet.CodeInvalidParameter, "api_version")
@@ -248,7 +261,7 @@ func TestEventLog(t *testing.T) {
 			got := decode[gen.LoggedEvent](t, rec)
 			assert.Equal(t, want.Id, got.Id)
 			assert.Equal(t, want.Type, got.Type)
-			assert.True(t, want.Timestamp.Equal(got.Timestamp))
+			assert.True(t, want.Timestamp.Equal(got.Timestamp.Time))
 		}
 		rec := v.do(http.MethodGet, "/emsp/v1/events/"+events[3].Id+"?api_version=1.0", "")
 		require.Equal(t, http.StatusOK, rec.Code)
@@ -288,6 +301,40 @@ func TestEventLog(t *testing.T) {
 		page := decode[gen.EventPage](t, rec)
 		require.Len(t, page.Data, 1)
 		assert.Equal(t, chargenet.EventConnectorUpdated, page.Data[0].Type)
+	})
+
+	t.Run("actor", func(t *testing.T) {
+		other := []string{"Authorization", "Bearer " + otherKey}
+		rec := v.do(http.MethodPatch, "/v2/evses/1004/connectors/1", `{"maxElectricPower": 44}`, other...)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		mine, _ := walkChanges[gen.LoggedEvent](t, v, base+"&actor=other", 1)
+		require.Len(t, mine, 1, "exactly the events of key other")
+		data, err := mine[0].Data.AsConnectorUpdatedData()
+		require.NoError(t, err)
+		assert.Equal(t, int64(1004), data.Uid)
+		assert.Equal(t, ptr("other"), data.Actor)
+		env, _ := walkChanges[gen.LoggedEvent](t, v, base+"&actor="+chargenet.DevKeyName, 2)
+		all, _ := walkChanges[gen.LoggedEvent](t, v, base, 100)
+		var want []string
+		for _, e := range all {
+			if e.Id != mine[0].Id {
+				want = append(want, e.Id)
+			}
+		}
+		got := make([]string, len(env))
+		for i, e := range env {
+			got[i] = e.Id
+		}
+		assert.Equal(t, want, got, "exactly the events of the development key, in log order")
+		assert.Empty(t, decode[gen.EventPage](t, v.do(http.MethodGet, base+"&actor=nobody", "")).Data)
+
+		page := decode[gen.EventPage](t, v.do(http.MethodGet, base+"&limit=1&actor=env", ""))
+		require.NotNil(t, page.Pagination.NextCursor)
+		assertError(t, v.do(http.MethodGet, base+"&actor=other&cursor="+*page.Pagination.NextCursor, ""),
+			http.StatusBadRequest, chargenet.CodeInvalidCursor, "cursor")
+		assertError(t, v.do(http.MethodGet, base+"&cursor="+*page.Pagination.NextCursor, ""),
+			http.StatusBadRequest, chargenet.CodeInvalidCursor, "cursor")
+		assertError(t, v.do(http.MethodGet, base+"&actor=", ""), http.StatusBadRequest, chargenet.CodeInvalidParameter, "actor")
 	})
 }
 
@@ -355,7 +402,8 @@ func TestWebhookTest(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(rcv.body(ping.Id), &got))
 	assert.Equal(t, chargenet.EventWebhookPing, got.Type)
-	assert.Equal(t, gen.PingData{WebhookId: wh.Id, Url: srv.URL + "/hook"}, got.Data)
+	assert.Equal(t, gen.PingData{WebhookId: wh.Id, Url: srv.URL + "/hook", Actor: ptr(chargenet.DevKeyName)}, got.Data,
+		"the latest version, with the key that asked for the test")
 
 	// The ping is not in the event log.
 	assertError(t, v.do(http.MethodGet, "/emsp/v1/events/"+ping.Id, ""), http.StatusNotFound, chargenet.CodeNotFound, "")
@@ -439,8 +487,8 @@ func TestWebhookReplay(t *testing.T) {
 			seen[d.Event.Type] += d.APIVersion + " "
 		}
 	}
-	assert.Equal(t, map[string]string{chargenet.EventConnectorUpdated: "1.0 1.0 1.0 1.0 ", chargenet.EventStatusChanged: "1.0 1.0 1.0 ",
-		chargenet.EventLocationDeleted: "1.0 1.0 "},
+	assert.Equal(t, map[string]string{chargenet.EventConnectorUpdated: "1.1 1.1 1.1 1.1 ", chargenet.EventStatusChanged: "1.0 1.0 1.0 ",
+		chargenet.EventLocationDeleted: "1.1 1.1 "},
 		seen, "each queued in the version of the webhook's subscription")
 
 	require.Equal(t, http.StatusOK, v.do(http.MethodPatch, "/emsp/v1/webhooks/"+wh.Id, `{"enabled": false}`).Code)

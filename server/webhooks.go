@@ -9,17 +9,23 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/timestamp"
 )
 
-// ownerKey is the request context key of the calling API key's name, which owns the
-// webhooks it creates.
-type ownerKey struct{}
+// keyNameKey is the request context key of the calling API key's name: the owner of the
+// webhooks it creates and the actor of the changes it makes.
+type keyNameKey struct{}
 
-// owner returns the name of the API key that authenticated the request.
+// owner returns the name of the API key that authenticated the request, the owner of
+// its webhooks.
 func owner(ctx context.Context) string {
-	name, _ := ctx.Value(ownerKey{}).(string)
+	name, _ := ctx.Value(keyNameKey{}).(string)
 	return name
 }
+
+// actor returns the actor of the request's changes: the name of the API key that
+// authenticated it.
+func actor(ctx context.Context) string { return owner(ctx) }
 
 // listDeliveries is the cursor list name of a webhook's delivery attempts: a cursor is
 // valid only for the webhook that issued it.
@@ -169,7 +175,7 @@ func (s *Server) IngestStatusNotification(ctx context.Context, req gen.IngestSta
 	if req.Body.Timestamp != nil {
 		n.Timestamp = req.Body.Timestamp.UTC()
 	}
-	res, err := s.store.ApplyStatusNotification(ctx, n, now)
+	res, err := s.store.ApplyStatusNotification(ctx, n, actor(ctx), now)
 	s.metrics.StatusNotification(notificationResult(res, err))
 	if err != nil {
 		return nil, err
@@ -191,7 +197,7 @@ func subscriptionsFromAPI(in []gen.WebhookSubscription) []chargenet.Subscription
 }
 
 func webhookToAPI(w *chargenet.Webhook) gen.Webhook {
-	out := gen.Webhook{Id: w.ID, Url: w.URL, Enabled: w.Enabled, CreatedAt: w.CreatedAt.UTC(), UpdatedAt: w.UpdatedAt.UTC(),
+	out := gen.Webhook{Id: w.ID, Url: w.URL, Enabled: w.Enabled, CreatedAt: timestamp.New(w.CreatedAt), UpdatedAt: timestamp.New(w.UpdatedAt),
 		EventTypes: make([]gen.WebhookSubscription, len(w.Subscriptions))}
 	for i, sub := range w.Subscriptions {
 		v := sub.APIVersion
@@ -215,7 +221,7 @@ func webhookWithSecret(w *chargenet.Webhook) gen.WebhookWithSecret {
 }
 
 func deliveryToAPI(a *chargenet.DeliveryAttempt) gen.Delivery {
-	out := gen.Delivery{Id: a.ID, EventId: a.EventID, EventType: a.EventType, Attempt: a.Attempt, AttemptedAt: a.AttemptedAt.UTC(),
+	out := gen.Delivery{Id: a.ID, EventId: a.EventID, EventType: a.EventType, Attempt: a.Attempt, AttemptedAt: timestamp.New(a.AttemptedAt),
 		Outcome: gen.DeliveryOutcome(a.Outcome), DurationMs: a.Duration.Milliseconds()}
 	if a.HTTPStatus != 0 {
 		st := a.HTTPStatus
@@ -225,9 +231,6 @@ func deliveryToAPI(a *chargenet.DeliveryAttempt) gen.Delivery {
 		e := a.Error
 		out.Error = &e
 	}
-	if a.NextAttemptAt != nil {
-		t := a.NextAttemptAt.UTC()
-		out.NextAttemptAt = &t
-	}
+	out.NextAttemptAt = timestamp.Ptr(a.NextAttemptAt)
 	return out
 }

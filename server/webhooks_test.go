@@ -30,7 +30,7 @@ func withKeys(t *testing.T, v *env) *env {
 		if name == "ingest" {
 			scope = chargenet.ScopeIngest
 		}
-		require.NoError(t, v.store.CreateAPIKey(context.Background(), chargenet.APIKey{Name: name, Hash: chargenet.HashAPIKey(k), Scope: scope, CreatedAt: time.Now()}))
+		require.NoError(t, v.store.CreateAPIKey(context.Background(), chargenet.APIKey{Name: name, Hash: chargenet.HashAPIKey(k), Scopes: []string{scope}, CreatedAt: time.Now()}))
 	}
 	return v
 }
@@ -227,9 +227,11 @@ func TestStatusNotifications(t *testing.T) {
 	ingest := []string{"Authorization", "Bearer " + ingestKey}
 	path := "/internal/v1/chargeboxes/501/status-notifications"
 
-	assertError(t, v.do(http.MethodPost, path, `{"connectorId": 1, "status": "Faulted", "errorCode": "GroundFailure"}`),
-		http.StatusForbidden, chargenet.CodeUnauthorized, "Authorization")
-	assertError(t, v.do(http.MethodGet, "/v2/evses/1001", "", ingest...), http.StatusForbidden, chargenet.CodeUnauthorized, "Authorization")
+	body := assertError(t, v.do(http.MethodPost, path, `{"connectorId": 1, "status": "Faulted", "errorCode": "GroundFailure"}`),
+		http.StatusForbidden, chargenet.CodeInsufficientScope, "Authorization")
+	assert.Equal(t, ptr(chargenet.ScopeIngest), body.Scope, "a partner key does not hold ingest")
+	body = assertError(t, v.do(http.MethodGet, "/v2/evses/1001", "", ingest...), http.StatusForbidden, chargenet.CodeInsufficientScope, "Authorization")
+	assert.Equal(t, ptr(chargenet.ScopeInventoryRead), body.Scope, "an ingest key reads nothing")
 
 	rec := v.do(http.MethodPost, path, `{"connectorId": 1, "status": "Faulted", "errorCode": "GroundFailure", "info": "pin 3",
 		"vendorId": "ACME", "vendorErrorCode": "E-1", "timestamp": "2026-11-22T10:00:00Z"}`, ingest...)
@@ -241,6 +243,13 @@ func TestStatusNotifications(t *testing.T) {
 	evse := decode[gen.EVSE](t, v.do(http.MethodGet, "/v2/evses/1001", ""))
 	assert.Equal(t, gen.EvseStatus("OUTOFORDER"), evse.Status)
 	assert.Equal(t, &gen.ConnectorStatus{ErrorCode: "GroundFailure", Info: ptr("pin 3"), VendorErrorCode: ptr("E-1")}, evse.Connectors[0].Error)
+
+	logged := decode[gen.EventPage](t, v.do(http.MethodGet, "/emsp/v1/events?actor=ingest", ""))
+	require.Len(t, logged.Data, 1, "the notification's event has the ingest key as its actor")
+	data, err := logged.Data[0].Data.AsStatusChangedData()
+	require.NoError(t, err)
+	assert.Equal(t, ptr("ingest"), data.Actor)
+	assert.Equal(t, int64(1001), data.Uid)
 
 	rec = v.do(http.MethodPost, path, `{"connectorId": 1, "status": "Available", "errorCode": "NoError", "timestamp": "2026-11-22T09:59:00Z"}`, ingest...)
 	require.Equal(t, http.StatusOK, rec.Code)

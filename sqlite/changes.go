@@ -138,7 +138,7 @@ func (s *Store) ListLocationChanges(ctx context.Context, seek chargenet.ChangeSe
 		pos           int64
 	)
 	dest := []any{&l.ID, &l.Name, &l.Address, &l.City, &l.PostalCode, &l.Country, &l.Latitude, &l.Longitude,
-		&l.TimeZone, &updated, &uids, &deleted, &pos}
+		&l.TimeZone, &updated, &l.Version, &uids, &deleted, &pos}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, wrap(op, err)

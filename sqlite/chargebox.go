@@ -165,7 +165,7 @@ func lockedChargebox(ctx context.Context, q reader, id int64) (*chargenet.Charge
 
 // endConnection ends box's recorded connection, if any, at now: its chargebox.disconnected
 // event naming reason, and its EVSEs in service UNKNOWN (chargenet.Disconnect) with their
-// events.
+// events and their locations touched, all with the box's actor.
 func (s *Store) endConnection(ctx context.Context, tx *sql.Tx, box *chargenet.Chargebox, reason string, now time.Time,
 	record func(...chargenet.Event) error) error {
 	if !box.Connected() {
@@ -179,10 +179,16 @@ func (s *Store) endConnection(ctx context.Context, tx *sql.Tx, box *chargenet.Ch
 	if err != nil {
 		return err
 	}
-	changed, events := chargenet.Disconnect(evses, now)
+	changed, events := chargenet.Disconnect(evses, chargenet.ChargeboxActor(box.Identity), now)
 	for _, e := range changed {
 		if _, err := tx.ExecContext(ctx, `UPDATE evses SET status = ?, version = ?, last_updated = ? WHERE uid = ?`,
 			string(e.Status), e.Version, formatTime(e.LastUpdated), e.UID); err != nil {
+			return err
+		}
+	}
+	ids, newest := chargenet.ChangedLocations(changed)
+	for _, id := range ids {
+		if err := touchLocation(ctx, tx, id, newest[id]); err != nil {
 			return err
 		}
 	}
@@ -205,7 +211,7 @@ func boxEVSEs(ctx context.Context, q reader, id int64) ([]chargenet.EVSE, error)
 			return nil, err
 		}
 		e.LocationID, e.Status = loc.String, chargenet.EvseStatus(status)
-		if e.LastUpdated, err = parseTime(updated); err != nil {
+		if e.LastUpdated, err = parseStamp(updated); err != nil {
 			return nil, err
 		}
 		out = append(out, e)

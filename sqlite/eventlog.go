@@ -12,7 +12,7 @@ import (
 )
 
 // eventColumns are the columns of a logged event, as scanEvent reads them.
-const eventColumns = `seq, id, type, occurred_at, data, traceparent`
+const eventColumns = `seq, id, type, occurred_at, data, traceparent, actor`
 
 // expiredError is the error recorded with an OutcomeExpired attempt.
 const expiredError = "the event left the retention window before it could be delivered"
@@ -23,7 +23,7 @@ func scanEvent(row interface{ Scan(...any) error }) (chargenet.Event, error) {
 		ev       chargenet.Event
 		at, data string
 	)
-	if err := row.Scan(&ev.Seq, &ev.ID, &ev.Type, &at, &data, &ev.TraceParent); err != nil {
+	if err := row.Scan(&ev.Seq, &ev.ID, &ev.Type, &at, &data, &ev.TraceParent, &ev.Actor); err != nil {
 		return ev, err
 	}
 	ev.Pos = uint64(ev.Seq)
@@ -47,11 +47,12 @@ func typeIn(column string, types []string) (string, []any) {
 
 // ListEvents reads one slice of the event log in seq order (see chargenet.EventLog),
 // in one statement: the events of types (all but webhook.ping when types is empty;
-// webhook.ping never) whose time is at or after seek.Since, after (seek.Pos, seek.Key)
+// webhook.ping never), of actor when it is not empty (read in seq order from the index
+// on actor), whose time is at or after seek.Since, after (seek.Pos, seek.Key)
 // when seek.HasPos. An event's Pos is its Seq: one writer commits at a time, and each
 // event takes the next number in its transaction, so numbers follow commit order. The
 // result is empty, not nil, past the end. Errors are wrapped driver errors.
-func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64], types []string) ([]chargenet.Event, error) {
+func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64], types []string, actor string) ([]chargenet.Event, error) {
 	out := []chargenet.Event{}
 	if seek.Limit <= 0 {
 		return out, nil
@@ -60,6 +61,9 @@ func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64]
 	args := unlogged()
 	cond, targs := typeIn("type", types)
 	q, args = q+cond, append(args, targs...)
+	if actor != "" {
+		q, args = q+` AND actor = ?`, append(args, actor)
+	}
 	if !seek.Since.IsZero() {
 		since := formatTime(seek.Since)
 		q, args = q+` AND occurred_at >= ?`, append(args, since)
@@ -137,7 +141,7 @@ func ownedWebhook(ctx context.Context, tx *sql.Tx, owner, id string) error {
 }
 
 // SendTestEvent stores ev and queues it, due now, for owner's webhook webhookID only,
-// in payload version 1.0, in one transaction, and announces it (chargenet.Announcer).
+// in payload version chargenet.PingVersion, in one transaction, and announces it (chargenet.Announcer).
 // An ErrNotFound *chargenet.Error (Param "webhookId") when owner has no such webhook;
 // other errors are wrapped driver errors. Nothing is written when an error is returned.
 func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev chargenet.Event, now time.Time) error {
@@ -149,7 +153,7 @@ func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev c
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES (?, ?, ?, ?)`,
-			ev.ID, webhookID, "1.0", formatTime(now))
+			ev.ID, webhookID, chargenet.PingVersion, formatTime(now))
 		return err
 	})
 	if err != nil {
@@ -320,12 +324,13 @@ func firstSeqAt(ctx context.Context, q rowQuerier, at string) (int64, error) {
 }
 
 // insertEventsQuery stores n events in the log; its parameters are seq, id, type, time,
-// data, traceparent and high water (migration 0015) of each (see Store.insertEvents).
+// data, traceparent, high water (migration 0015) and actor of each (see
+// Store.insertEvents).
 // The values are plain parameters: a statement whose VALUES read the table it writes
 // has SQLite compute all of them into a temporary table before it inserts the first row.
 func insertEventsQuery(n int) string {
-	return `INSERT INTO events (seq, id, type, occurred_at, data, traceparent, hw) VALUES ` +
-		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?, ?), `, n), ", ")
+	return `INSERT INTO events (seq, id, type, occurred_at, data, traceparent, hw, actor) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?), `, n), ", ")
 }
 
 // logEndQuery reads the high water of the newest event (empty for an empty log) and the
@@ -373,7 +378,7 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []chargenet
 		return 0, err
 	}
 	seq := first
-	args := make([]any, 0, 7*insertBatches[0])
+	args := make([]any, 0, 8*insertBatches[0])
 	for rest, i := events, 0; len(rest) > 0; i++ {
 		size := insertBatches[i]
 		if size > len(rest) {
@@ -388,7 +393,7 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []chargenet
 			at := formatTime(ev.Time)
 			hw = max(hw, at)
 			seq++
-			args = append(args, seq, ev.ID, ev.Type, at, string(ev.Data), tp, hw)
+			args = append(args, seq, ev.ID, ev.Type, at, string(ev.Data), tp, hw, ev.Actor)
 		}
 		st, err := s.writes.get(ctx, insertEventsQuery(size))
 		if err != nil {

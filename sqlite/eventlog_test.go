@@ -54,10 +54,10 @@ func TestEventLogSinceOutOfOrder(t *testing.T) {
 		if i%5 == 2 {
 			at = at.Add(-time.Duration(rng.IntN(250)) * time.Second)
 		}
-		_, err := s.UpdateConnector(t.Context(), 1001+int64(i), 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i + 1))}, "", at)
+		_, err := s.UpdateConnector(t.Context(), 1001+int64(i), 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i + 1))}, "", "", at)
 		require.NoError(t, err)
 	}
-	stored, err := s.ListEvents(t.Context(), chargenet.ChangeSeek[int64]{Limit: 1000}, nil)
+	stored, err := s.ListEvents(t.Context(), chargenet.ChangeSeek[int64]{Limit: 1000}, nil, "")
 	require.NoError(t, err)
 	require.Len(t, stored, len(all)+40)
 	for _, ev := range stored[len(all):] {
@@ -72,7 +72,7 @@ func TestEventLogSinceOutOfOrder(t *testing.T) {
 				want = append(want, l.id)
 			}
 		}
-		got, err := s.ListEvents(t.Context(), chargenet.ChangeSeek[int64]{Since: since, Limit: 1000}, nil)
+		got, err := s.ListEvents(t.Context(), chargenet.ChangeSeek[int64]{Since: since, Limit: 1000}, nil, "")
 		require.NoError(t, err)
 		ids := []string{}
 		for _, ev := range got {
@@ -118,7 +118,7 @@ func TestEventHighWaterMigration(t *testing.T) {
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'events_occurred_at'`).Scan(&n))
 	assert.Zero(t, n, "the index on time is dropped")
 
-	got, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Since: time.Date(2026, 1, 1, 0, 0, 20, 0, time.UTC), Limit: 10}, nil)
+	got, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Since: time.Date(2026, 1, 1, 0, 0, 20, 0, time.UTC), Limit: 10}, nil, "")
 	require.NoError(t, err)
 	var ids []string
 	for _, ev := range got {
@@ -166,7 +166,7 @@ func TestEventSeqMigration(t *testing.T) {
 	ev, err := chargenet.NewConnectorUpdatedEvent(&e, e.Connectors[0].ID, time.Now())
 	require.NoError(t, err)
 	require.NoError(t, s.RecordEventsForTest(ctx, ev))
-	got, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+	got, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil, "")
 	require.NoError(t, err)
 	var seqs []int64
 	for _, ev := range got {

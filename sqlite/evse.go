@@ -17,13 +17,13 @@ import (
 const (
 	evseColumns      = `uid, evse_id, chargebox_id, location_id, status, last_updated, version`
 	connectorColumns = `evse_uid, id, standard, format, power_type, max_electric_power, max_amperage, max_voltage, ` +
-		`tariff_ids, error_code, error_info, error_vendor_code, deleted_at`
+		`tariff_ids, error_code, error_info, error_vendor_code, deleted_at, last_updated`
 
 	// evseRowColumns are the columns of an EVSE joined with one of its connectors (all
 	// NULL for an EVSE without connectors); see evseRow.
 	evseRowColumns = `e.uid, e.evse_id, e.chargebox_id, e.location_id, e.status, e.last_updated, e.version, ` +
 		`c.id, c.standard, c.format, c.power_type, c.max_electric_power, c.max_amperage, c.max_voltage, ` +
-		`c.tariff_ids, c.error_code, c.error_info, c.error_vendor_code, c.deleted_at`
+		`c.tariff_ids, c.error_code, c.error_info, c.error_vendor_code, c.deleted_at, c.last_updated`
 
 	// evseByUIDQuery reads an EVSE and its connectors in one statement, so in one
 	// snapshot: the Version always describes the connectors read with it.
@@ -49,7 +49,7 @@ type evseRow struct {
 	standard, format, powerType sql.NullString
 	power, amperage, voltage    sql.NullFloat64
 	tariffs, code, info, vendor sql.NullString
-	deletedAt                   sql.NullString
+	deletedAt, connUpdated      sql.NullString
 	dest                        []any
 }
 
@@ -57,7 +57,7 @@ func newEVSERow() *evseRow {
 	r := &evseRow{}
 	r.dest = []any{&r.uid, &r.evseID, &r.chargeboxID, &r.locationID, &r.status, &r.updated, &r.version,
 		&r.connectorID, &r.standard, &r.format, &r.powerType, &r.power, &r.amperage, &r.voltage,
-		&r.tariffs, &r.code, &r.info, &r.vendor, &r.deletedAt}
+		&r.tariffs, &r.code, &r.info, &r.vendor, &r.deletedAt, &r.connUpdated}
 	return r
 }
 
@@ -83,7 +83,7 @@ func scanEVSEsAt(rows *sql.Rows, capacity int, withPos bool) ([]chargenet.EVSE, 
 			return nil, err
 		}
 		if len(out) == 0 || out[len(out)-1].UID != r.uid {
-			updated, err := parseTime(r.updated)
+			updated, err := parseStamp(r.updated)
 			if err != nil {
 				return nil, err
 			}
@@ -102,17 +102,19 @@ func scanEVSEsAt(rows *sql.Rows, capacity int, withPos bool) ([]chargenet.EVSE, 
 		if !r.connectorID.Valid {
 			continue
 		}
-		c, err := r.connector()
+		e := &out[len(out)-1]
+		c, err := r.connector(e.LastUpdated)
 		if err != nil {
 			return nil, err
 		}
-		e := &out[len(out)-1]
 		e.Connectors = append(e.Connectors, c)
 	}
 	return out, rows.Err()
 }
 
-func (r *evseRow) connector() (chargenet.Connector, error) {
+// connector returns the connector of the row; evseUpdated is its EVSE's LastUpdated,
+// which a connector without its own (NULL, see migration 0019) takes.
+func (r *evseRow) connector(evseUpdated time.Time) (chargenet.Connector, error) {
 	c := chargenet.Connector{
 		ID:               r.connectorID.Int64,
 		Standard:         chargenet.Standard(r.standard.String),
@@ -130,11 +132,19 @@ func (r *evseRow) connector() (chargenet.Connector, error) {
 		c.Error = &chargenet.ConnectorError{Code: chargenet.ErrorCode(r.code.String), Info: r.info.String, VendorErrorCode: r.vendor.String}
 	}
 	if r.deletedAt.Valid {
-		t, err := parseTime(r.deletedAt.String)
+		t, err := parseStamp(r.deletedAt.String)
 		if err != nil {
 			return c, err
 		}
 		c.DeletedAt = &t
+	}
+	c.LastUpdated = evseUpdated
+	if r.connUpdated.Valid {
+		t, err := parseStamp(r.connUpdated.String)
+		if err != nil {
+			return c, err
+		}
+		c.LastUpdated = t
 	}
 	return c, nil
 }
@@ -227,7 +237,9 @@ func patchedValues(c *chargenet.Connector, mask int) []any {
 	return args
 }
 
-// patchQuery returns the UPDATE that writes exactly the columns in mask.
+// patchQuery returns the UPDATE that writes exactly the columns in mask, and the
+// connector's last update: its parameters are patchedValues, the last update, the EVSE's
+// uid and the connector's id.
 func patchQuery(mask int) string {
 	var set []string
 	for i, col := range patchColumnNames {
@@ -235,15 +247,16 @@ func patchQuery(mask int) string {
 			set = append(set, col+" = ?")
 		}
 	}
+	set = append(set, "last_updated = ?")
 	return `UPDATE connectors SET ` + strings.Join(set, ", ") + ` WHERE evse_uid = ? AND id = ?`
 }
 
 // UpdateConnector applies patch to connector connectorID of EVSE uid in a write
 // transaction: it reads the EVSE with its connectors, lets
 // (*chargenet.EVSE).UpdateConnector check the request, writes only the columns the
-// patch sets, increments the EVSE's Version, sets its LastUpdated to now, and returns
-// the EVSE as committed, and records the evse.connector.updated event in the same
-// transaction. It returns once the transaction is committed (synced to disk).
+// patch sets, increments the EVSE's Version, sets its LastUpdated and the connector's
+// to NextUpdate(LastUpdated, now), touches its location, and returns the EVSE as
+// committed, and records the evse.connector.updated event in the same transaction. It returns once the transaction is committed (synced to disk).
 //
 // Concurrent updates and status notifications are applied one after the other by the
 // store's single writer, which commits the changes waiting at the same time in one
@@ -257,8 +270,8 @@ func patchQuery(mask int) string {
 // breaks a rule); ctx's error if it ends before the update is applied; a wrapped driver
 // error, wrapping chargenet.ErrUnavailable when the database cannot be written or the
 // store is closed. Nothing is written when an error is returned.
-func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
-	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Now: now.UTC()}
+func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch, actor string, now time.Time) (*chargenet.EVSE, error) {
+	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Actor: actor, Now: now.UTC()}
 	if err := s.submit(ctx, op, "update connector"); err != nil {
 		return nil, err
 	}

@@ -39,6 +39,10 @@ func (s *Store) ReadCacheStatsForTest() (hits, misses uint64, on bool) {
 	return s.cache.hits.Load(), s.cache.misses.Load(), true
 }
 
+// ReadCachePagesFilledForTest returns how many location pages the read cache served
+// after encoding only the locations a commit changed.
+func (s *Store) ReadCachePagesFilledForTest() uint64 { return s.cache.filled.Load() }
+
 // ReadCacheProbeRefsForTest returns how many open stores of this process share the
 // store's WAL-index probe.
 func (s *Store) ReadCacheProbeRefsForTest() int {
@@ -52,10 +56,10 @@ func (s *Store) ReadCacheProbeRefsForTest() int {
 // Call it before the store is read concurrently.
 func (s *Store) GateCacheSyncForTest(gate <-chan struct{}) *atomic.Int64 {
 	read, n := s.cache.changes, new(atomic.Int64)
-	s.cache.changes = func(ctx context.Context, after int64) (int64, int64, []int64, error) {
+	s.cache.changes = func(ctx context.Context, evsesAfter, locationsAfter int64) (cacheChanges, error) {
 		n.Add(1)
 		<-gate
-		return read(ctx, after)
+		return read(ctx, evsesAfter, locationsAfter)
 	}
 	return n
 }

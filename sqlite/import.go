@@ -4,14 +4,19 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/chargenet/chargenet"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Import inserts the inventory in one transaction: all of it or, on any error, nothing.
-// Imported EVSEs get Version 1 whatever the inventory says; an EVSE's location may be in
-// the inventory or already in the database.
+// Imported EVSEs and locations get Version 1 whatever the inventory says, and times to
+// the microsecond; a location of the inventory gets a LastUpdated no earlier than its
+// EVSEs' (Inventory.NewestEVSEUpdates), and an existing location that gains EVSEs is
+// touched with it. An EVSE's location may be in the inventory or already in the
+// database.
 //
 // Errors, each naming the record by list and index: the ErrInvalid *chargenet.Error of
 // inv.Validate, unchanged; an ErrConflict *chargenet.Error with Code conflict for a
@@ -60,14 +65,19 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 			}
 		}
 	}
+	newest := inv.NewestEVSEUpdates()
 	insLoc := tx.StmtContext(ctx, s.insertLocation)
 	for i := range inv.Locations {
 		if i%checkEvery == 0 && ctx.Err() != nil {
 			return wrap(op, ctx.Err())
 		}
 		l := &inv.Locations[i]
+		updated := l.LastUpdated.UTC().Truncate(chargenet.Precision)
+		if t := newest[l.ID]; t.After(updated) {
+			updated = t
+		}
 		_, err := insLoc.ExecContext(rowCtx, l.ID, l.Name, l.Address, l.City, l.PostalCode, l.Country,
-			l.Latitude, l.Longitude, l.TimeZone, formatTime(l.LastUpdated))
+			l.Latitude, l.Longitude, l.TimeZone, formatTime(updated), 1)
 		if err != nil {
 			if constraintCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
 				return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, fmt.Sprintf("locations[%d].id", i),
@@ -85,7 +95,8 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 		}
 		e := &inv.EVSEs[i]
 		locID := sql.NullString{String: e.LocationID, Valid: e.LocationID != ""}
-		_, err := insEVSE.ExecContext(rowCtx, e.UID, e.EvseID, e.ChargeboxID, locID, string(e.Status), formatTime(e.LastUpdated))
+		updated := formatTime(e.LastUpdated.UTC().Truncate(chargenet.Precision))
+		_, err := insEVSE.ExecContext(rowCtx, e.UID, e.EvseID, e.ChargeboxID, locID, string(e.Status), updated)
 		if err != nil {
 			switch constraintCode(err) {
 			case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
@@ -113,12 +124,17 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 				vendor = sql.NullString{String: c.Error.VendorErrorCode, Valid: c.Error.VendorErrorCode != ""}
 			}
 			if c.DeletedAt != nil {
-				deleted = sql.NullString{String: formatTime(*c.DeletedAt), Valid: true}
+				deleted = sql.NullString{String: formatTime(c.DeletedAt.Truncate(chargenet.Precision)), Valid: true}
 			}
 			if _, err := insConn.ExecContext(rowCtx, e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType),
-				c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted); err != nil {
+				c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted, updated); err != nil {
 				return wrap(op, fmt.Errorf("evses[%d].connectors[%d]: %w", i, j, err))
 			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(touched)) {
+		if err := touchLocation(ctx, tx, id, newest[id]); err != nil {
+			return wrap(op, err)
 		}
 	}
 	return wrap(op, tx.Commit())

@@ -12,9 +12,9 @@ import (
 )
 
 // CreateEVSE stores e (checked by chargenet.EVSE.PrepareNew) with the next uid, its
-// connectors, its evse.created event, its location's last update, and idem's answer, in
+// connectors, its evse.created event, the touch of its location, and idem's answer, in
 // one write transaction (see chargenet.Store for the errors).
-func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	const op = "create evse"
 	out := e.Clone()
 	err := s.inventoryTx(ctx, op, func(tx *sql.Tx, record func(...chargenet.Event) error) error {
@@ -38,10 +38,11 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 		if err := upsertConnectors(ctx, tx, out); err != nil {
 			return err
 		}
-		if err := touchLocation(ctx, tx, out.LocationID, now); err != nil {
+		if err := touchLocation(ctx, tx, out.LocationID, out.LastUpdated); err != nil {
 			return err
 		}
 		ev := chargenet.NewEVSEEvent(chargenet.EventEVSECreated, out, now)
+		ev.Actor = actor
 		if err := record(ev); err != nil {
 			return err
 		}
@@ -54,7 +55,7 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 }
 
 // ChangeEVSE applies change to EVSE uid in one write transaction (see chargenet.Store).
-func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	const op = "change evse"
 	var out *chargenet.EVSE
 	err := s.inventoryTx(ctx, op, func(tx *sql.Tx, record func(...chargenet.Event) error) error {
@@ -100,12 +101,16 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 		if err := upsertConnectors(ctx, tx, e); err != nil {
 			return err
 		}
+		if err := touchLocation(ctx, tx, e.LocationID, e.LastUpdated); err != nil {
+			return err
+		}
 		if e.LocationID != before.LocationID {
-			for _, id := range []string{before.LocationID, e.LocationID} {
-				if err := touchLocation(ctx, tx, id, now); err != nil {
-					return err
-				}
+			if err := touchLocation(ctx, tx, before.LocationID, e.LastUpdated); err != nil {
+				return err
 			}
+		}
+		for i := range events {
+			events[i].Actor = actor
 		}
 		if err := record(events...); err != nil {
 			return err
@@ -147,7 +152,8 @@ func (s *Store) inventoryTx(ctx context.Context, op string, fn func(tx *sql.Tx, 
 }
 
 // upsertConnectors writes every connector of e: new ones are inserted, the others
-// updated (their status times stay as they are).
+// updated (their status times stay as they are). A connector without a LastUpdated
+// keeps none (it reads as its EVSE's).
 func upsertConnectors(ctx context.Context, tx *sql.Tx, e *chargenet.EVSE) error {
 	for i := range e.Connectors {
 		c := &e.Connectors[i]
@@ -162,14 +168,14 @@ func upsertConnectors(ctx context.Context, tx *sql.Tx, e *chargenet.EVSE) error 
 		if c.DeletedAt != nil {
 			deleted = formatTime(*c.DeletedAt)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO connectors (`+connectorColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) `+
+		if _, err := tx.ExecContext(ctx, `INSERT INTO connectors (`+connectorColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) `+
 			`ON CONFLICT (evse_uid, id) DO UPDATE SET standard = excluded.standard, format = excluded.format, `+
 			`power_type = excluded.power_type, max_electric_power = excluded.max_electric_power, `+
 			`max_amperage = excluded.max_amperage, max_voltage = excluded.max_voltage, tariff_ids = excluded.tariff_ids, `+
 			`error_code = excluded.error_code, error_info = excluded.error_info, `+
-			`error_vendor_code = excluded.error_vendor_code, deleted_at = excluded.deleted_at`,
+			`error_vendor_code = excluded.error_vendor_code, deleted_at = excluded.deleted_at, last_updated = excluded.last_updated`,
 			e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType), c.MaxElectricPower, c.MaxAmperage,
-			c.MaxVoltage, tariffs, code, info, vendor, deleted); err != nil {
+			c.MaxVoltage, tariffs, code, info, vendor, deleted, nullTime(c.LastUpdated)); err != nil {
 			return err
 		}
 	}
@@ -204,13 +210,27 @@ func checkLocation(ctx context.Context, tx *sql.Tx, param, id string) error {
 	return nil
 }
 
-// touchLocation sets the last update of location id to now (its EVSEs changed). An
-// empty id does nothing.
-func touchLocation(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+// touchLocation records in tx a change of one of the EVSEs of location id, or of the
+// list of them, that gave the EVSE the LastUpdated at: the location is touched
+// (chargenet.Location.Touch). An empty id, or one without a row, does nothing.
+func touchLocation(ctx context.Context, tx *sql.Tx, id string, at time.Time) error {
 	if id == "" {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE locations SET last_updated = ? WHERE id = ?`, formatTime(now), id)
+	l := chargenet.Location{ID: id}
+	var updated string
+	err := tx.QueryRowContext(ctx, locationStateQuery, id).Scan(&l.Version, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if l.LastUpdated, err = parseStamp(updated); err != nil {
+		return err
+	}
+	l.Touch(at)
+	_, err = tx.ExecContext(ctx, setLocationQuery, l.Version, formatTime(l.LastUpdated), id)
 	return err
 }
 
@@ -229,7 +249,7 @@ func locationIn(ctx context.Context, tx *sql.Tx, id string) (*chargenet.Location
 
 // PutLocation creates or replaces location l in one write transaction (see
 // chargenet.Store).
-func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time.Time) (*chargenet.Location, bool, error) {
+func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor string, now time.Time) (*chargenet.Location, bool, error) {
 	const op = "put location"
 	var out *chargenet.Location
 	var created bool
@@ -239,13 +259,13 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 			return err
 		}
 		next := *l
-		next.LastUpdated, next.DeletedAt, next.EvseUIDs = now.UTC(), nil, []int64{}
+		next.LastUpdated, next.Version, next.DeletedAt, next.EvseUIDs = now.UTC().Truncate(chargenet.Precision), 1, nil, []int64{}
 		typ := chargenet.EventLocationCreated
 		switch {
 		case old == nil:
 			created = true
 			if _, err := tx.StmtContext(ctx, s.insertLocation).ExecContext(ctx, next.ID, next.Name, next.Address, next.City, next.PostalCode,
-				next.Country, next.Latitude, next.Longitude, next.TimeZone, formatTime(next.LastUpdated)); err != nil {
+				next.Country, next.Latitude, next.Longitude, next.TimeZone, formatTime(next.LastUpdated), next.Version); err != nil {
 				return err
 			}
 		case old.DeletedAt != nil:
@@ -255,16 +275,18 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 			return errNoChange
 		default:
 			typ = chargenet.EventLocationUpdated
-			next.EvseUIDs = old.EvseUIDs
+			next.EvseUIDs, next.Version, next.LastUpdated = old.EvseUIDs, old.Version, old.LastUpdated
+			next.Touch(now)
 			if _, err := tx.ExecContext(ctx, `UPDATE locations SET name = ?, address = ?, city = ?, postal_code = ?, country = ?, `+
-				`latitude = ?, longitude = ?, time_zone = ?, last_updated = ? WHERE id = ?`,
+				`latitude = ?, longitude = ?, time_zone = ?, last_updated = ?, version = ? WHERE id = ?`,
 				next.Name, next.Address, next.City, next.PostalCode, next.Country, next.Latitude, next.Longitude, next.TimeZone,
-				formatTime(next.LastUpdated), next.ID); err != nil {
+				formatTime(next.LastUpdated), next.Version, next.ID); err != nil {
 				return err
 			}
 		}
 		out = &next
 		ev := chargenet.NewLocationEvent(typ, &next, now)
+		ev.Actor = actor
 		return record(ev)
 	})
 	if err != nil {
@@ -275,7 +297,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, now time
 
 // DeleteLocation marks location id deleted in one write transaction (see
 // chargenet.Store).
-func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*chargenet.Location, error) {
+func (s *Store) DeleteLocation(ctx context.Context, id, actor string, now time.Time) (*chargenet.Location, error) {
 	const op = "delete location"
 	var out *chargenet.Location
 	err := s.inventoryTx(ctx, op, func(tx *sql.Tx, record func(...chargenet.Event) error) error {
@@ -309,13 +331,15 @@ func (s *Store) DeleteLocation(ctx context.Context, id string, now time.Time) (*
 		if len(inUse) > 0 {
 			return chargenet.LocationInUse(id, inUse)
 		}
-		at := now.UTC()
-		l.DeletedAt, l.LastUpdated = &at, at
-		if _, err := tx.ExecContext(ctx, `UPDATE locations SET deleted_at = ?, last_updated = ? WHERE id = ?`,
-			formatTime(at), formatTime(at), id); err != nil {
+		l.Touch(now)
+		at := l.LastUpdated
+		l.DeletedAt = &at
+		if _, err := tx.ExecContext(ctx, `UPDATE locations SET deleted_at = ?, last_updated = ?, version = ? WHERE id = ?`,
+			formatTime(at), formatTime(at), l.Version, id); err != nil {
 			return err
 		}
 		ev := chargenet.NewLocationEvent(chargenet.EventLocationDeleted, l, now)
+		ev.Actor = actor
 		return record(ev)
 	})
 	if err != nil {

@@ -12,13 +12,13 @@ import (
 )
 
 const (
-	locationColumns = `id, name, address, city, postal_code, country, latitude, longitude, time_zone, last_updated`
+	locationColumns = `id, name, address, city, postal_code, country, latitude, longitude, time_zone, last_updated, version`
 
 	// locationRowColumns are a location's columns and the ascending uids of its EVSEs as
 	// one comma-separated text (NULL when it has none): one row per location, so a page
 	// reads no more rows than it returns and needs no sort; see scanLocations.
 	locationRowColumns = `l.id, l.name, l.address, l.city, l.postal_code, l.country, l.latitude, l.longitude, ` +
-		`l.time_zone, l.last_updated, ` +
+		`l.time_zone, l.last_updated, l.version, ` +
 		`(SELECT group_concat(e.uid, ',' ORDER BY e.uid) FROM evses e WHERE e.location_id = l.id), l.deleted_at`
 
 	locationByIDQuery = `SELECT ` + locationRowColumns + ` FROM locations l WHERE l.id = ?`
@@ -44,7 +44,7 @@ func scanLocations(rows *sql.Rows, capacity int) ([]chargenet.Location, error) {
 		deleted sql.NullString
 	)
 	dest := []any{&l.ID, &l.Name, &l.Address, &l.City, &l.PostalCode, &l.Country, &l.Latitude, &l.Longitude,
-		&l.TimeZone, &updated, &uids, &deleted}
+		&l.TimeZone, &updated, &l.Version, &uids, &deleted}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
@@ -60,7 +60,7 @@ func scanLocations(rows *sql.Rows, capacity int) ([]chargenet.Location, error) {
 
 // locationOf returns l with the columns of a location row that need parsing.
 func locationOf(l chargenet.Location, updated string, uids, deleted sql.NullString) (chargenet.Location, error) {
-	t, err := parseTime(updated)
+	t, err := parseStamp(updated)
 	if err != nil {
 		return l, err
 	}
@@ -69,7 +69,7 @@ func locationOf(l chargenet.Location, updated string, uids, deleted sql.NullStri
 		return l, err
 	}
 	if deleted.Valid {
-		at, err := parseTime(deleted.String)
+		at, err := parseStamp(deleted.String)
 		if err != nil {
 			return l, err
 		}
@@ -133,15 +133,19 @@ func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) 
 // encoded. Errors are wrapped driver or context errors.
 //
 // The answer may come from the read cache (see SetReadCacheSize) while nothing has been
-// committed since it was read. The returned JSON must not be modified.
+// committed since it was read; of a cached page whose ids no commit changed, only the
+// locations a commit changed are read and encoded again. The returned JSON must not be
+// modified.
 func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
 	if seek.Limit <= 0 {
 		return []chargenet.LocationDoc{}, nil
 	}
 	at, cacheable := s.cache.view(ctx)
 	if cacheable {
-		if docs, ok := s.cache.page(at, seek); ok {
-			return docs, nil
+		if docs, missing, ok := s.cache.page(at, seek); ok {
+			if len(missing) == 0 || s.fillLocationDocs(ctx, at, docs, missing) {
+				return docs, nil
+			}
 		}
 	}
 	locs, err := s.ListLocations(ctx, seek)
@@ -160,4 +164,21 @@ func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string
 		s.cache.putPage(at, seek, docs)
 	}
 	return docs, nil
+}
+
+// fillLocationDocs reads and encodes the locations missing of a cached page (see
+// readCache.page) and reports whether the page may be served (readCache.fill).
+func (s *Store) fillLocationDocs(ctx context.Context, at cacheView, docs []chargenet.LocationDoc, missing []int) bool {
+	for _, i := range missing {
+		l, err := s.Location(ctx, docs[i].ID)
+		if err != nil {
+			return false
+		}
+		doc, err := wire.EncodeLocation(l)
+		if err != nil {
+			return false
+		}
+		docs[i].JSON = clip(doc)
+	}
+	return s.cache.fill(at, docs, missing)
 }

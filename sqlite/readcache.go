@@ -2,8 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -31,13 +31,19 @@ type walVersion [walIndexHeaderWords]uint32
 // server), before the commit returns, and the cache maps that header (walProbe). It
 // learns what was committed from the database itself, from the change positions that
 // triggers take in the transaction of every change, whoever writes (migrations 0011 and
-// 0014): an EVSE whose evse_changes position is past the last one the cache read has
-// changed (its row or its connectors), and the location pages have changed when the
-// highest location_changes position has moved. When a read finds the header moved since
-// the cache's last sync, the cache reads the EVSEs moved past its position, drops them,
-// and drops its pages if the location position moved; entries a commit did not touch
-// stay. More than syncLimit EVSEs moved since the last sync drop everything (a sync
-// reads at most that many rows).
+// 0014): an EVSE or a location whose position is past the last one the cache read has
+// changed. When a read finds the header moved since the cache's last sync, the cache
+// reads the EVSEs and locations moved past its positions and drops them; entries a
+// commit did not touch stay. More than syncLimit EVSEs or locations moved since the last
+// sync drop everything (a sync reads at most that many rows of each).
+//
+// A page is kept as the ids of its locations, beside the JSON of each location. Every
+// change of an EVSE changes its location (its version and lastUpdated), so a commit
+// usually moves a location of a cached page: the cache then drops that location's JSON
+// only, and the next read of the page encodes that one location again instead of reading
+// the page. A location that moved and is not in a cached page, or is no longer listed
+// (deleted, or its row gone), may have changed which ids a page holds: every page is
+// dropped.
 //
 // An entry is served only while the header still equals the one of the last sync (no
 // commit since), and stored only if no sync has happened since the reader probed the
@@ -59,17 +65,34 @@ type readCache struct {
 	seq       int64      // the highest evse_changes position seen
 	gen       int64      // the highest location_changes position seen
 	size      int        // bytes held
-	pageBytes int        // of which in pages
+	pageBytes int        // of which in pages and location JSON
 	evses     map[int64]evseDocEntry
-	pages     map[chargenet.Seek[string]][]chargenet.LocationDoc
+	pages     map[chargenet.Seek[string]][]string // the ids of each page
+	inPages   map[string]int                      // how many pages hold each id
+	locations map[string][]byte                   // the JSON of locations of the pages
 
 	hits, misses atomic.Uint64
+	filled       atomic.Uint64 // pages served after encoding only their changed locations
 }
 
-// changeReader reads, in one snapshot, the highest location_changes position (gen), the
-// highest evse_changes position (last) and the uids of the EVSEs whose position is past
-// after, at most syncLimit+1 of them.
-type changeReader func(ctx context.Context, after int64) (gen, last int64, uids []int64, err error)
+// cacheChanges is what a sync reads in one snapshot: the highest evse_changes and
+// location_changes positions, and the EVSEs and locations whose position is past the
+// ones it was given, at most syncLimit+1 of each.
+type cacheChanges struct {
+	evsePos, locationPos int64
+	evses                []int64
+	locations            []movedLocation
+}
+
+// movedLocation is a location past the position a sync was given: its id, and whether
+// it is listed (its row exists and it is not deleted).
+type movedLocation struct {
+	id     string
+	listed bool
+}
+
+// changeReader reads the cacheChanges after the given positions.
+type changeReader func(ctx context.Context, evsesAfter, locationsAfter int64) (cacheChanges, error)
 
 type evseDocEntry struct {
 	doc     []byte
@@ -110,15 +133,16 @@ func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 	}
 	v := view.at
 	c.mu.Lock()
-	synced, after := c.synced, c.seq
+	synced, evsesAfter, locationsAfter := c.synced, c.seq, c.gen
 	c.mu.Unlock()
 	if !synced {
-		after = math.MaxInt64 // nothing cached to drop: read only the positions
+		// Nothing cached to drop: read only the positions.
+		evsesAfter, locationsAfter = math.MaxInt64, math.MaxInt64
 	}
 	// The header was read before the rows: the rows include every commit up to v, and
 	// perhaps later ones (then the header has moved past v and nothing is served
 	// until the next sync).
-	gen, last, uids, err := c.changes(ctx, after)
+	ch, err := c.changes(ctx, evsesAfter, locationsAfter)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.epoch++
@@ -128,21 +152,28 @@ func (c *readCache) view(ctx context.Context) (cacheView, bool) {
 		return cacheView{}, false
 	}
 	switch {
-	case !synced || len(uids) > syncLimit:
-		c.resetLocked() // the first sync, or too many EVSEs changed to drop one by one
+	case !synced || len(ch.evses) > syncLimit || len(ch.locations) > syncLimit:
+		c.resetLocked() // the first sync, or too many changed to drop one by one
 	default:
-		for _, uid := range uids {
+		for _, uid := range ch.evses {
 			if e, ok := c.evses[uid]; ok {
 				c.size -= evseEntrySize(e)
 				delete(c.evses, uid)
 			}
 		}
-		if gen != c.gen {
-			c.size -= c.pageBytes
-			c.pages, c.pageBytes = nil, 0
+		for _, l := range ch.locations {
+			if !l.listed || c.inPages[l.id] == 0 {
+				c.dropPagesLocked() // which ids a page holds may have changed
+				break
+			}
+			if doc, ok := c.locations[l.id]; ok {
+				n := locationEntrySize(l.id, doc)
+				c.size, c.pageBytes = c.size-n, c.pageBytes-n
+				delete(c.locations, l.id)
+			}
 		}
 	}
-	c.at, c.gen, c.seq, c.synced = v, gen, last, true
+	c.at, c.gen, c.seq, c.synced = v, ch.locationPos, ch.evsePos, true
 	return cacheView{at: v, epoch: c.epoch}, true
 }
 
@@ -168,10 +199,20 @@ func (c *readCache) setLimit(limit int) {
 
 // resetLocked drops every entry.
 func (c *readCache) resetLocked() {
-	c.size, c.pageBytes, c.evses, c.pages = 0, 0, nil, nil
+	c.size, c.evses = 0, nil
+	c.pageBytes, c.pages, c.inPages, c.locations = 0, nil, nil, nil
+}
+
+// dropPagesLocked drops every page and location JSON.
+func (c *readCache) dropPagesLocked() {
+	c.size -= c.pageBytes
+	c.pageBytes, c.pages, c.inPages, c.locations = 0, nil, nil, nil
 }
 
 func evseEntrySize(e evseDocEntry) int { return len(e.doc) + 64 }
+
+// locationEntrySize is the bytes the JSON of location id counts for.
+func locationEntrySize(id string, doc []byte) int { return 48 + len(id) + len(doc) }
 
 // servableLocked reports whether entries may be served to a reader with view v.
 func (c *readCache) servableLocked(v cacheView) bool { return c.synced && c.at == v.at }
@@ -202,46 +243,99 @@ func (c *readCache) putEVSE(v cacheView, uid int64, e evseDocEntry) {
 	c.evses[uid] = e
 }
 
-// page returns a copy of the cached page of location JSON for seek if it may be served
-// to view v.
-func (c *readCache) page(v cacheView, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, bool) {
+// page returns the cached page of location JSON for seek, if it may be served to view
+// v, and the indexes of its locations whose JSON the cache does not hold (their JSON is
+// nil): the caller reads those and passes the page to fill.
+func (c *readCache) page(v cacheView, seek chargenet.Seek[string]) (docs []chargenet.LocationDoc, missing []int, ok bool) {
 	c.mu.Lock()
-	p, ok := c.pages[seek]
+	ids, ok := c.pages[seek]
 	ok = ok && c.servableLocked(v)
-	c.mu.Unlock()
-	c.count(ok)
-	if !ok {
-		return nil, false
+	if ok {
+		docs = make([]chargenet.LocationDoc, len(ids))
+		for i, id := range ids {
+			docs[i] = chargenet.LocationDoc{ID: id, JSON: c.locations[id]}
+			if docs[i].JSON == nil {
+				missing = append(missing, i)
+			}
+		}
 	}
-	return slices.Clone(p), true
+	c.mu.Unlock()
+	c.count(ok && len(missing) == 0)
+	return docs, missing, ok
 }
 
-// pageSize is the bytes a cached page of docs for seek counts for.
-func pageSize(seek chargenet.Seek[string], docs []chargenet.LocationDoc) int {
+// fill keeps the JSON of the locations missing of a page (see page), which a reader
+// with view v read from the database, and reports whether the page may be served: only
+// while no commit has been made since the reader probed the header, so that its reads
+// saw the state the rest of the page shows.
+func (c *readCache) fill(v cacheView, docs []chargenet.LocationDoc, missing []int) bool {
+	if now, ok := c.probe.version(); !ok || now != v.at {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, i := range missing {
+		d := docs[i]
+		n := locationEntrySize(d.ID, d.JSON)
+		if c.inPages[d.ID] == 0 || c.locations[d.ID] != nil || !c.makeRoomLocked(v, n) {
+			continue
+		}
+		c.size -= n              // counted by putLocationLocked
+		if c.inPages[d.ID] > 0 { // makeRoomLocked may have dropped everything
+			c.putLocationLocked(d.ID, d.JSON)
+		}
+	}
+	c.filled.Add(1)
+	return true
+}
+
+// putLocationLocked keeps the JSON of location id, a location of a kept page.
+func (c *readCache) putLocationLocked(id string, doc []byte) {
+	if old, ok := c.locations[id]; ok {
+		n := locationEntrySize(id, old)
+		c.size, c.pageBytes = c.size-n, c.pageBytes-n
+	}
+	c.locations[id] = doc
+	n := locationEntrySize(id, doc)
+	c.size, c.pageBytes = c.size+n, c.pageBytes+n
+}
+
+// pageSize is the bytes the ids of a cached page for seek count for.
+func pageSize(seek chargenet.Seek[string], ids []string) int {
 	n := 64 + len(seek.Key)
-	for _, d := range docs {
-		n += 48 + len(d.ID) + len(d.JSON)
+	for _, id := range ids {
+		n += 16 + len(id)
 	}
 	return n
 }
 
-// putPage keeps what a read begun with view v returned for seek.
+// putPage keeps what a read begun with view v returned for seek: the ids of the page
+// and the JSON of each location.
 func (c *readCache) putPage(v cacheView, seek chargenet.Seek[string], docs []chargenet.LocationDoc) {
-	n := pageSize(seek, docs)
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	idBytes := pageSize(seek, ids)
+	n := idBytes
+	for _, d := range docs {
+		n += locationEntrySize(d.ID, d.JSON)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.makeRoomLocked(v, n) {
+	if _, ok := c.pages[seek]; ok || !c.makeRoomLocked(v, n) {
 		return
 	}
+	c.size -= n // counted below, entry by entry
 	if c.pages == nil {
-		c.pages = make(map[chargenet.Seek[string]][]chargenet.LocationDoc)
+		c.pages, c.inPages, c.locations = map[chargenet.Seek[string]][]string{}, map[string]int{}, map[string][]byte{}
 	}
-	if old, ok := c.pages[seek]; ok {
-		c.size -= pageSize(seek, old)
-		c.pageBytes -= pageSize(seek, old)
+	c.pages[seek] = ids
+	c.size, c.pageBytes = c.size+idBytes, c.pageBytes+idBytes
+	for _, d := range docs {
+		c.inPages[d.ID]++
+		c.putLocationLocked(d.ID, d.JSON)
 	}
-	c.pages[seek] = slices.Clone(docs)
-	c.pageBytes += n
 }
 
 // makeRoomLocked prepares the cache to take n bytes read with view v: it refuses when a
@@ -273,35 +367,46 @@ func (c *readCache) count(hit bool) {
 func clip(b []byte) []byte { return b[:len(b):len(b)] }
 
 // changesQuery reads, in one statement (one snapshot), the highest location_changes
-// position (the row with uid -1), the highest evse_changes position (uid -2) and the
-// EVSEs whose position is past ?, at most ? of them.
-const changesQuery = `SELECT -1, coalesce(max(pos), 0) FROM location_changes ` +
-	`UNION ALL SELECT -2, coalesce(max(pos), 0) FROM evse_changes ` +
-	`UNION ALL SELECT * FROM (SELECT uid, pos FROM evse_changes WHERE pos > ? ORDER BY pos LIMIT ?)`
+// position (kind 0), the highest evse_changes position (kind 1), the EVSEs whose
+// position is past ? (kind 2), at most ? of them, and the locations whose position is
+// past ? (kind 3), at most ? of them, each with whether it is listed.
+const changesQuery = `SELECT 0, coalesce(max(pos), 0), NULL, 0 FROM location_changes ` +
+	`UNION ALL SELECT 1, coalesce(max(pos), 0), NULL, 0 FROM evse_changes ` +
+	`UNION ALL SELECT * FROM (SELECT 2, uid, NULL, 0 FROM evse_changes WHERE pos > ? ORDER BY pos LIMIT ?) ` +
+	`UNION ALL SELECT * FROM (SELECT 3, 0, c.id, l.id IS NOT NULL AND l.deleted_at IS NULL ` +
+	`FROM location_changes c LEFT JOIN locations l ON l.id = c.id WHERE c.pos > ? ORDER BY c.pos LIMIT ?)`
 
-// syncLimit is how many changed EVSEs a sync drops one by one; past it, it starts afresh.
+// syncLimit is how many changed EVSEs, and locations, a sync drops one by one; past it,
+// it starts afresh.
 var syncLimit = 4096
 
 // readChanges is the store's changeReader.
-func (s *Store) readChanges(ctx context.Context, after int64) (gen, last int64, uids []int64, err error) {
-	rows, err := s.changes.QueryContext(ctx, after, syncLimit+1)
+func (s *Store) readChanges(ctx context.Context, evsesAfter, locationsAfter int64) (cacheChanges, error) {
+	var out cacheChanges
+	rows, err := s.changes.QueryContext(ctx, evsesAfter, syncLimit+1, locationsAfter, syncLimit+1)
 	if err != nil {
-		return 0, 0, nil, err
+		return out, err
 	}
 	defer func() { _ = rows.Close() }()
 	for rows.Next() {
-		var uid, pos int64
-		if err := rows.Scan(&uid, &pos); err != nil {
-			return 0, 0, nil, err
+		var (
+			kind, n int64
+			id      sql.NullString
+			listed  bool
+		)
+		if err := rows.Scan(&kind, &n, &id, &listed); err != nil {
+			return out, err
 		}
-		switch uid {
-		case -1:
-			gen = pos
-		case -2:
-			last = pos
+		switch kind {
+		case 0:
+			out.locationPos = n
+		case 1:
+			out.evsePos = n
+		case 2:
+			out.evses = append(out.evses, n)
 		default:
-			uids = append(uids, uid)
+			out.locations = append(out.locations, movedLocation{id: id.String, listed: listed})
 		}
 	}
-	return gen, last, uids, rows.Err()
+	return out, rows.Err()
 }

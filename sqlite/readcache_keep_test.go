@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,6 +76,121 @@ func TestReadCacheKeepsUntouched(t *testing.T) {
 	}
 }
 
+// requireFreshPage reads a page of locations and fails unless it is the JSON of the
+// locations read fresh from the database; it returns the versions of the page's
+// locations.
+func requireFreshPage(t *testing.T, s *sqlite.Store, seek chargenet.Seek[string]) map[string]int64 {
+	t.Helper()
+	page, err := s.ListLocationDocs(t.Context(), seek)
+	require.NoError(t, err)
+	want, err := s.ListLocations(t.Context(), seek)
+	require.NoError(t, err)
+	require.Len(t, page, len(want))
+	versions := map[string]int64{}
+	for i := range want {
+		doc, err := wire.EncodeLocation(&want[i])
+		require.NoError(t, err)
+		assert.Equal(t, want[i].ID, page[i].ID)
+		assert.JSONEq(t, string(doc), string(page[i].JSON), "location %s", want[i].ID)
+		versions[want[i].ID] = want[i].Version
+	}
+	return versions
+}
+
+// TestReadCacheKeepsPagesOfChangedLocations changes EVSEs of locations of a cached page
+// (which changes those locations), through the store and through another store on the
+// file: the page is served again after encoding only them, and shows them as they now
+// are. A location deleted from a cached page, and one created
+// within one, change which locations the pages hold: the pages are read again.
+func TestReadCacheKeepsPagesOfChangedLocations(t *testing.T) {
+	s, path := openDemo(t)
+	requireCacheOn(t, s)
+	ctx := t.Context()
+	seek := chargenet.Seek[string]{Limit: 25}
+	before := requireFreshPage(t, s, seek)
+	hits, _, _ := s.ReadCacheStatsForTest()
+	requireFreshPage(t, s, seek)
+	hitsAfter, _, _ := s.ReadCacheStatsForTest()
+	require.Equal(t, hits+1, hitsAfter, "the page is cached")
+
+	filled := s.ReadCachePagesFilledForTest()
+	other := mustOpen(t, path)
+	_, err := other.UpdateConnector(ctx, 1003, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(99.5)}, "", "", time.Now())
+	require.NoError(t, err)
+	require.NoError(t, other.Close())
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(11.5)}, "", "", time.Now())
+	require.NoError(t, err)
+	after := requireFreshPage(t, s, seek)
+	assert.Equal(t, before["LOC-0001"]+1, after["LOC-0001"], "the location of EVSE 1001")
+	assert.Equal(t, before["LOC-0002"]+1, after["LOC-0002"], "the location of EVSE 1003")
+	assert.Equal(t, filled+1, s.ReadCachePagesFilledForTest(), "served after encoding only the changed locations")
+	hits, _, _ = s.ReadCacheStatsForTest()
+	requireFreshPage(t, s, seek)
+	hitsAfter, _, _ = s.ReadCacheStatsForTest()
+	assert.Equal(t, hits+1, hitsAfter, "then served from the cache whole")
+
+	// A location of the page deleted, then one created within it.
+	tail := chargenet.Seek[string]{Key: "LOC-0020", HasKey: true, Limit: 3}
+	assert.Equal(t, map[string]int64{"LOC-0021": 1, "LOC-0022": 1, "LOC-0023": 1}, requireFreshPage(t, s, tail))
+	_, err = s.DeleteLocation(ctx, "LOC-0022", "", time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"LOC-0021": 1, "LOC-0023": 1, "LOC-0024": 1}, requireFreshPage(t, s, tail))
+	l, err := s.Location(ctx, "LOC-0021")
+	require.NoError(t, err)
+	l.ID = "LOC-0021A"
+	_, _, err = s.PutLocation(ctx, l, "", time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"LOC-0021": 1, "LOC-0021A": 1, "LOC-0023": 1}, requireFreshPage(t, s, tail))
+	requireFreshPage(t, s, seek)
+}
+
+// TestReadCachePagesUnderWrites reads a page while PATCHes change an EVSE of one of its
+// locations: a read begun after a PATCH was acknowledged never shows the location older
+// than that PATCH left it.
+func TestReadCachePagesUnderWrites(t *testing.T) {
+	s, _ := openDemo(t)
+	requireCacheOn(t, s)
+	ctx := t.Context()
+	seek := chargenet.Seek[string]{Limit: 5}
+	var acked atomic.Int64
+	acked.Store(requireFreshPage(t, s, seek)["LOC-0001"])
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	var stale, reads atomic.Int64
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				floor := acked.Load()
+				page, err := s.ListLocationDocs(ctx, seek)
+				var l struct {
+					Version int64 `json:"version"`
+				}
+				if err != nil || len(page) == 0 || json.Unmarshal(page[0].JSON, &l) != nil || l.Version < floor {
+					stale.Add(1)
+				}
+				reads.Add(1)
+			}
+		})
+	}
+	for i := range 300 {
+		_, err := s.UpdateConnector(ctx, 1001+int64(i%2), 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i + 1))}, "", "", time.Now())
+		require.NoError(t, err)
+		l, err := s.Location(ctx, "LOC-0001")
+		require.NoError(t, err)
+		acked.Store(l.Version)
+	}
+	close(done)
+	wg.Wait()
+	assert.Zero(t, stale.Load(), "of %d reads, reads that failed or showed LOC-0001 older than a PATCH already acknowledged", reads.Load())
+	assert.Positive(t, s.ReadCachePagesFilledForTest(), "pages served after encoding the changed location")
+	requireFreshPage(t, s, seek)
+}
+
 // TestReadCacheManyChanges changes more EVSEs between two reads than a sync drops one
 // by one: the cache must start afresh and serve nothing it cached before.
 func TestReadCacheManyChanges(t *testing.T) {
@@ -86,7 +202,7 @@ func TestReadCacheManyChanges(t *testing.T) {
 
 	other := mustOpen(t, path)                   // its own writer: s reads nothing in between
 	for uid := int64(1001); uid <= 1006; uid++ { // six EVSEs moved: past the limit
-		_, err := other.UpdateConnector(t.Context(), uid, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(555.0)}, "", time.Now())
+		_, err := other.UpdateConnector(t.Context(), uid, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(555.0)}, "", "", time.Now())
 		require.NoError(t, err)
 	}
 	require.NoError(t, other.Close())
@@ -105,7 +221,7 @@ func TestReadCacheReadersWaitForOneSync(t *testing.T) {
 	ctx := t.Context()
 	keep, _ := requireFresh(t, s, 1002)
 	requireHit(t, s, 1002, keep, "read twice")
-	_, err := s.UpdateConnector(ctx, 1040, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(55.5)}, "", time.Now())
+	_, err := s.UpdateConnector(ctx, 1040, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(55.5)}, "", "", time.Now())
 	require.NoError(t, err)
 
 	gate := make(chan struct{})
@@ -160,7 +276,7 @@ func BenchmarkReadCacheUnderWrites(b *testing.B) {
 			}
 			p := float64(i%400) + 1
 			go func() { // not waiting: the commits come at the ticker's pace
-				_, _ = s.UpdateConnector(ctx, int64(1003+i%38), 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", time.Now())
+				_, _ = s.UpdateConnector(ctx, int64(1003+i%38), 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", "", time.Now())
 			}()
 		}
 	}()

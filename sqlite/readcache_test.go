@@ -148,7 +148,7 @@ func TestReadCacheSeesEveryCommit(t *testing.T) {
 
 // patchAndAdd sets connector 1 of EVSE 1002 to 777 kW and adds location LOC-9999.
 func patchAndAdd(t testing.TB, s *sqlite.Store) {
-	_, err := s.UpdateConnector(context.Background(), 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(777.0)}, "", time.Now())
+	_, err := s.UpdateConnector(context.Background(), 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(777.0)}, "", "", time.Now())
 	require.NoError(t, err)
 	l := chargenet.Location{ID: "LOC-9999", Name: "Added", Address: "1 Road", City: "Town", PostalCode: "1000",
 		Country: "NLD", TimeZone: "Europe/Amsterdam", LastUpdated: time.Now()}
@@ -204,7 +204,7 @@ func TestReadCacheUnderWrites(t *testing.T) {
 		}()
 	}
 	for i := range updates {
-		e, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i + 1))}, "", time.Now())
+		e, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i + 1))}, "", "", time.Now())
 		require.NoError(t, err)
 		acked.Store(e.Version)
 	}

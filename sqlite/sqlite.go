@@ -9,7 +9,8 @@
 // SQL statement, so it sees one consistent snapshot.
 //
 // Times are stored as fixed-width RFC 3339 text in UTC with nanoseconds, so they sort
-// as text and round-trip exactly.
+// as text and round-trip exactly. The times the contract shows of EVSEs, connectors and
+// locations are written to the microsecond, and read so (chargenet.Precision).
 package sqlite
 
 import (
@@ -357,14 +358,16 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.evse = p(s.read, evseByUIDQuery)
 	s.location = p(s.read, locationByIDQuery)
 	s.changes = p(s.read, changesQuery)
-	s.apiKeyByHash = p(s.read, `SELECT name, hash, scope, created_at FROM api_keys WHERE hash = ? AND revoked_at IS NULL`)
+	s.apiKeyByHash = p(s.read, `SELECT `+apiKeyColumns+` FROM api_keys WHERE (hash = ? OR previous_hash = ?) `+
+		`AND revoked_at IS NULL`)
 
 	s.evseForUpdate = p(s.write, evseByUIDQuery)
 	s.setVersion = p(s.write, `UPDATE evses SET version = ?, last_updated = ? WHERE uid = ?`)
-	s.insertLocation = p(s.write, `INSERT INTO locations (`+locationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	s.insertLocation = p(s.write, `INSERT INTO locations (`+locationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	s.insertEVSE = p(s.write, `INSERT INTO evses (`+evseColumns+`) VALUES (?, ?, ?, ?, ?, ?, 1)`)
-	s.insertConnector = p(s.write, `INSERT INTO connectors (`+connectorColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	s.insertAPIKey = p(s.write, `INSERT INTO api_keys (name, hash, scope, created_at) VALUES (?, ?, ?, ?)`)
+	s.insertConnector = p(s.write, `INSERT INTO connectors (`+connectorColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	s.insertAPIKey = p(s.write, `INSERT INTO api_keys (name, hash, scopes, created_at, expires_at, rate_requests, `+
+		`rate_window_s) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 	s.apiKeyNameTaken = p(s.write, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE name = ?)`)
 	s.revokeAPIKey = p(s.write, `UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL`)
 	s.insertSetting = p(s.write, `INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`)
@@ -373,6 +376,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.fanOut = p(s.write, fanOutQuery)
 	s.g = groupStatements{chargeboxEVSEs: p(s.write, chargeboxEVSEsQuery), statusTimes: p(s.write, statusTimesQuery),
 		setStatus: p(s.write, setStatusQuery), setConnectorStatus: p(s.write, setConnectorStatusQuery),
+		locationState: p(s.write, locationStateQuery), setLocation: p(s.write, setLocationQuery),
 		writeState: p(s.write, writeStateQuery)}
 	if err != nil {
 		return err
@@ -439,6 +443,14 @@ func parseTime(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
 	}
 	return t.UTC(), nil
+}
+
+// parseStamp is parseTime for the times the contract shows of EVSEs, connectors and
+// locations: to the microsecond (chargenet.Precision), as the service keeps them; rows
+// written before, or by another program, may hold nanoseconds.
+func parseStamp(s string) (time.Time, error) {
+	t, err := parseTime(s)
+	return t.Truncate(chargenet.Precision), err
 }
 
 // constraintCode returns the extended result code of an SQLite constraint violation

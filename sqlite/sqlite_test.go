@@ -130,9 +130,9 @@ func TestReopen(t *testing.T) {
 	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
-	updated, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(62.5)}, `"1"`, time.Now())
+	updated, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(62.5)}, `"1"`, "", time.Now())
 	require.NoError(t, err)
-	key := chargenet.APIKey{Name: "k", Hash: chargenet.HashAPIKey("secret"), Scope: chargenet.ScopeIngest, CreatedAt: time.Now().UTC()}
+	key := chargenet.APIKey{Name: "k", Hash: chargenet.HashAPIKey("secret"), Scopes: []string{chargenet.ScopeIngest}, CreatedAt: time.Now().UTC()}
 	require.NoError(t, s.CreateAPIKey(ctx, key))
 	secret, err := s.Setting(ctx, "cursor-secret", "abc")
 	require.NoError(t, err)
@@ -207,7 +207,7 @@ func TestClosed(t *testing.T) {
 		require.NoError(t, s.Close(), "closing twice")
 		_, err := s.EVSE(t.Context(), 1001)
 		assert.ErrorIs(t, err, chargenet.ErrUnavailable)
-		_, err = s.UpdateConnector(t.Context(), 1001, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", time.Now())
+		_, err = s.UpdateConnector(t.Context(), 1001, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", "", time.Now())
 		assert.ErrorIs(t, err, chargenet.ErrUnavailable)
 		assert.ErrorIs(t, s.Ping(t.Context()), chargenet.ErrUnavailable)
 	}
@@ -276,7 +276,7 @@ func TestCrashChild(t *testing.T) {
 		e, err := s.EVSE(context.Background(), 1002)
 		require.NoError(t, err)
 		p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(e.Version + 1))}
-		e, err = s.UpdateConnector(context.Background(), 1002, 1, p, e.ETag(), time.Now())
+		e, err = s.UpdateConnector(context.Background(), 1002, 1, p, e.ETag(), "", time.Now())
 		require.NoError(t, err)
 		fmt.Printf("ack %d\n", e.Version)
 	}
@@ -410,7 +410,7 @@ func benchUpdates(b *testing.B, s *sqlite.Store, writers int) {
 		for pb.Next() {
 			i++
 			p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%100 + 1))}
-			if _, err := s.UpdateConnector(context.Background(), 1002, 1, p, "", time.Now()); err != nil {
+			if _, err := s.UpdateConnector(context.Background(), 1002, 1, p, "", "", time.Now()); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -445,7 +445,7 @@ func TestEventsKeptAfterDelivery(t *testing.T) {
 		require.NoError(t, err)
 		return n
 	}
-	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(9.0)}, "", now)
+	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(9.0)}, "", "", now)
 	require.NoError(t, err)
 	assert.Equal(t, 1, count("events"), "stored without a subscriber")
 	assert.Equal(t, 0, count("outbox"))
@@ -456,7 +456,7 @@ func TestEventsKeptAfterDelivery(t *testing.T) {
 		hooks = append(hooks, w.ID)
 	}
 	for _, p := range []float64{10, 11} {
-		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", now)
+		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", "", now)
 		require.NoError(t, err)
 	}
 	assert.Equal(t, 3, count("events"))
@@ -477,7 +477,7 @@ func TestEventsKeptAfterDelivery(t *testing.T) {
 	attempts, err := s.ListDeliveryAttempts(ctx, "p", hooks[0], chargenet.Seek[int64]{Limit: 10})
 	require.NoError(t, err)
 	assert.Len(t, attempts, 2, "the attempts stay")
-	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(12.0)}, "", now)
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(12.0)}, "", "", now)
 	require.NoError(t, err)
 	ds, err = s.ClaimDeliveries(ctx, now, 10, time.Minute)
 	require.NoError(t, err)
@@ -550,10 +550,12 @@ func TestEVSEDocs(t *testing.T) {
 	doc, _, err := s.EVSEDoc(ctx, 1004)
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(doc), "as imported, connectors in id order")
-	_, err = s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxVoltage: ptr(777.0)}, "", time.Now())
+	_, err = s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxVoltage: ptr(777.0)}, "", "", time.Now())
 	require.NoError(t, err)
 	_, err = s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 502, ConnectorID: 0, Status: "Faulted",
-		ErrorCode: "GroundFailure", Info: "i", Timestamp: time.Now()}, time.Now())
+		ErrorCode: "GroundFailure", Info: "i", Timestamp: time.Now()}, "",
+		time.Now())
+
 	require.NoError(t, err)
 
 	check := func(t *testing.T) {
@@ -634,7 +636,7 @@ func TestDropDocsMigration(t *testing.T) {
 	require.Len(t, docs, 1)
 	assert.Equal(t, string(wantLoc), string(docs[0].JSON))
 
-	updated, err := s.UpdateConnector(ctx, 1, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", time.Now())
+	updated, err := s.UpdateConnector(ctx, 1, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", "", time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), updated.Version)
 }
@@ -668,7 +670,7 @@ func TestEventLogMigration(t *testing.T) {
 	ms, err := s.Migrations(ctx)
 	require.NoError(t, err)
 	assert.True(t, slices.ContainsFunc(ms, func(m sqlite.Migration) bool { return m.Name == "0012_event_log.sql" }), "migrated through the event log")
-	logged, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+	logged, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil, "")
 	require.NoError(t, err)
 	require.Len(t, logged, 2)
 	assert.Equal(t, []string{"evt_A", "evt_B"}, []string{logged[0].ID, logged[1].ID}, "numbered in time order")
@@ -682,9 +684,9 @@ func TestEventLogMigration(t *testing.T) {
 	assert.Equal(t, "evt_A", ds[0].Event.ID)
 	assert.JSONEq(t, `{"uid":1}`, string(ds[0].Event.Data))
 	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
-	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(7.0)}, "", time.Now())
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(7.0)}, "", "", time.Now())
 	require.NoError(t, err)
-	logged, err = s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil)
+	logged, err = s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 10}, nil, "")
 	require.NoError(t, err)
 	require.Len(t, logged, 3)
 	assert.Equal(t, int64(3), logged[2].Seq)
@@ -724,7 +726,7 @@ func TestGroupCacheSeesOtherWrites(t *testing.T) {
 	const uid = 1002
 	patch := func(s *sqlite.Store, p chargenet.ConnectorPatch) *chargenet.EVSE {
 		t.Helper()
-		e, err := s.UpdateConnector(ctx, uid, 1, p, "", time.Now())
+		e, err := s.UpdateConnector(ctx, uid, 1, p, "", "", time.Now())
 		require.NoError(t, err)
 		return e
 	}
@@ -739,7 +741,10 @@ func TestGroupCacheSeesOtherWrites(t *testing.T) {
 		e.Connector(1).MaxAmperage = 333
 		e.Version++
 		return nil, nil
-	}, nil, time.Now())
+	}, nil, "",
+
+		time.Now())
+
 	require.NoError(t, err)
 	got = patch(a, chargenet.ConnectorPatch{MaxElectricPower: ptr(30.0)})
 	assert.Equal(t, 333.0, got.Connector(1).MaxAmperage, "the same store's write outside its groups")
@@ -762,7 +767,9 @@ func TestGroupCacheChargeboxes(t *testing.T) {
 	note := func(s *sqlite.Store, box int64, status string, at time.Duration) *chargenet.StatusResult {
 		t.Helper()
 		res, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: box, ConnectorID: 1,
-			Status: status, ErrorCode: "NoError", Timestamp: t0.Add(at)}, time.Now())
+			Status: status, ErrorCode: "NoError", Timestamp: t0.Add(at)}, "",
+			time.Now())
+
 		require.NoError(t, err)
 		return res
 	}
@@ -781,7 +788,7 @@ func TestGroupCacheChargeboxes(t *testing.T) {
 	assert.False(t, note(a, 501, "Charging", 3*time.Minute).Applied, "older than another store's")
 	assert.Equal(t, chargenet.StatusAvailable, status(1001))
 
-	_, err := a.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(21.0)}, "", time.Now())
+	_, err := a.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(21.0)}, "", "", time.Now())
 	require.NoError(t, err)
 	assert.True(t, note(a, 501, "Charging", 5*time.Minute).Applied, "newer, after a PATCH of the cached EVSE")
 	e, err := b.EVSE(ctx, 1001)
@@ -792,7 +799,7 @@ func TestGroupCacheChargeboxes(t *testing.T) {
 	// Charge box 502: connector 1 is connector 1 of EVSE 1003. Another store notifies
 	// it; this store's PATCH then reads EVSE 1003 alone, without its status times.
 	require.True(t, note(b, 502, "Charging", 6*time.Minute).Applied)
-	_, err = a.UpdateConnector(ctx, 1003, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(12.0)}, "", time.Now())
+	_, err = a.UpdateConnector(ctx, 1003, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(12.0)}, "", "", time.Now())
 	require.NoError(t, err)
 	assert.False(t, note(a, 502, "Available", 5*time.Minute).Applied, "older than the stored one, after a PATCH read the EVSE alone")
 	assert.Equal(t, chargenet.StatusCharging, status(1003))
@@ -830,4 +837,64 @@ func TestIdempotencyAnswerMigration(t *testing.T) {
 	n, err := s.CountForTest(ctx, `pragma_table_info('idempotency_keys') WHERE name IN ('status', 'header', 'body')`)
 	require.NoError(t, err)
 	assert.Zero(t, n, "the old columns are gone")
+}
+
+// TestLastUpdatedMigration migrates a database written before migration 0019: a
+// location older than one of its EVSEs takes that EVSE's time and moves to the end of
+// the location change list, the other keeps its own; connectors read their EVSE's time;
+// every location starts at version 1; no EVSE moves in its change list; times read to
+// the microsecond.
+func TestLastUpdatedMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	at := func(s int) string {
+		return time.Date(2026, 1, 1, 0, 0, s, 123456789, time.UTC).Format("2006-01-02T15:04:05.000000000Z")
+	}
+	row := func(id string, s int) string {
+		return `INSERT INTO locations (id, name, address, city, postal_code, country, latitude, longitude, time_zone, last_updated) ` +
+			`VALUES ('` + id + `', 'One', 'Street 1', 'Town', '12345', 'DEU', 52.5, 13.25, 'Europe/Berlin', '` + at(s) + `')`
+	}
+	evse := func(uid, location string, s int) string {
+		return `INSERT INTO evses (uid, evse_id, chargebox_id, location_id, status, last_updated, version) ` +
+			`VALUES (` + uid + `, 'DE*CNT*E` + uid + `*1', 501, '` + location + `', 'AVAILABLE', '` + at(s) + `', 3)`
+	}
+	require.NoError(t, sqlite.MigrateBeforeForTest(ctx, path, "0019",
+		row("OLDER", 1), row("NEWER", 9), evse("1", "OLDER", 5), evse("2", "NEWER", 2),
+		`INSERT INTO connectors (evse_uid, id, standard, format, power_type, max_electric_power, max_amperage, max_voltage) `+
+			`VALUES (1, 1, 'IEC_62196_T2', 'SOCKET', 'AC_3_PHASE', 22, 32, 400)`,
+	))
+	s := mustOpen(t, path)
+	us := func(sec int) time.Time { return time.Date(2026, 1, 1, 0, 0, sec, 123456000, time.UTC) }
+
+	older, err := s.Location(ctx, "OLDER")
+	require.NoError(t, err)
+	assert.Equal(t, us(5), older.LastUpdated, "its EVSE's time, to the microsecond")
+	assert.Equal(t, int64(1), older.Version)
+	newer, err := s.Location(ctx, "NEWER")
+	require.NoError(t, err)
+	assert.Equal(t, us(9), newer.LastUpdated, "its own, newer than its EVSE's")
+	assert.Equal(t, int64(1), newer.Version)
+	e, err := s.EVSE(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, us(5), e.LastUpdated)
+	require.Len(t, e.Connectors, 1)
+	assert.Equal(t, us(5), e.Connectors[0].LastUpdated, "a connector without its own time reads its EVSE's")
+
+	locs, err := s.ListLocationChanges(ctx, chargenet.ChangeSeek[string]{Limit: 10})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"NEWER", "OLDER"}, []string{locs[0].ID, locs[1].ID}, "the location whose time moved comes last")
+	evses, err := s.ListEVSEChanges(ctx, chargenet.ChangeSeek[int64]{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, evses, 2)
+	assert.Equal(t, []int64{2, 1}, []int64{evses[0].UID, evses[1].UID})
+	assert.Equal(t, []uint64{2, 3}, []uint64{evses[0].ChangePos, evses[1].ChangePos},
+		"the positions the inserts gave them (1's connector moved it to 3): the migration moved no EVSE")
+
+	updated, err := s.UpdateConnector(ctx, 1, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", "", us(0))
+	require.NoError(t, err)
+	assert.Equal(t, us(5).Add(time.Microsecond), updated.LastUpdated, "a clock behind the stored time moves one microsecond on")
+	older, err = s.Location(ctx, "OLDER")
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), older.Version)
+	assert.Equal(t, updated.LastUpdated, older.LastUpdated)
 }

@@ -14,9 +14,9 @@ import (
 // unchanged), writes the changed EVSEs and connectors, and records the events, in one
 // transaction with the other changes of its group. Other errors are wrapped driver
 // errors.
-func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, now time.Time) (*chargenet.StatusResult, error) {
+func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, actor string, now time.Time) (*chargenet.StatusResult, error) {
 	note := *n
-	op := &groupcommit.Op{Note: &note, Now: now.UTC()}
+	op := &groupcommit.Op{Note: &note, Actor: actor, Now: now.UTC()}
 	if err := s.submit(ctx, op, "apply status notification"); err != nil {
 		return nil, err
 	}

@@ -16,8 +16,8 @@ func testAPIKeys(t *testing.T, open Opener) {
 	s := open(t)
 	ctx := t.Context()
 	created := now().Add(-time.Hour)
-	partner := chargenet.APIKey{Name: "partner-1", Hash: chargenet.HashAPIKey("secret-1"), Scope: chargenet.ScopePartner, CreatedAt: created}
-	ingest := chargenet.APIKey{Name: "ingest-1", Hash: chargenet.HashAPIKey("secret-2"), Scope: chargenet.ScopeIngest, CreatedAt: created.Add(time.Second)}
+	partner := chargenet.APIKey{Name: "partner-1", Hash: chargenet.HashAPIKey("secret-1"), Scopes: []string{chargenet.ScopePartner}, CreatedAt: created}
+	ingest := chargenet.APIKey{Name: "ingest-1", Hash: chargenet.HashAPIKey("secret-2"), Scopes: []string{chargenet.ScopeIngest}, CreatedAt: created.Add(time.Second)}
 
 	_, err := s.APIKeyByHash(ctx, partner.Hash)
 	requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "")
@@ -36,8 +36,8 @@ func testAPIKeys(t *testing.T, open Opener) {
 			key   chargenet.APIKey
 			param string
 		}{
-			{"name taken", chargenet.APIKey{Name: "partner-1", Hash: chargenet.HashAPIKey("secret-3"), Scope: chargenet.ScopePartner, CreatedAt: created}, "name"},
-			{"hash taken", chargenet.APIKey{Name: "partner-2", Hash: partner.Hash, Scope: chargenet.ScopePartner, CreatedAt: created}, "hash"},
+			{"name taken", chargenet.APIKey{Name: "partner-1", Hash: chargenet.HashAPIKey("secret-3"), Scopes: []string{chargenet.ScopePartner}, CreatedAt: created}, "name"},
+			{"hash taken", chargenet.APIKey{Name: "partner-2", Hash: partner.Hash, Scopes: []string{chargenet.ScopePartner}, CreatedAt: created}, "hash"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -68,12 +68,133 @@ func testAPIKeys(t *testing.T, open Opener) {
 	})
 
 	t.Run("revoked names and hashes stay taken", func(t *testing.T) {
-		requireError(t, s.CreateAPIKey(ctx, chargenet.APIKey{Name: "partner-1", Hash: chargenet.HashAPIKey("secret-4"), Scope: chargenet.ScopePartner, CreatedAt: created}),
+		requireError(t, s.CreateAPIKey(ctx, chargenet.APIKey{Name: "partner-1", Hash: chargenet.HashAPIKey("secret-4"), Scopes: []string{chargenet.ScopePartner}, CreatedAt: created}),
 			chargenet.ErrConflict, chargenet.CodeConflict, "name")
-		requireError(t, s.CreateAPIKey(ctx, chargenet.APIKey{Name: "partner-5", Hash: partner.Hash, Scope: chargenet.ScopePartner, CreatedAt: created}),
+		requireError(t, s.CreateAPIKey(ctx, chargenet.APIKey{Name: "partner-5", Hash: partner.Hash, Scopes: []string{chargenet.ScopePartner}, CreatedAt: created}),
 			chargenet.ErrConflict, chargenet.CodeConflict, "hash")
 		_, err := s.APIKeyByHash(ctx, partner.Hash)
 		requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "")
+	})
+}
+
+// testAPIKeyLifecycle covers what a key holds besides its name and secret: scopes,
+// expiry and rate limit as created, the list of keys, rotation with its overlap, and
+// the recorded last use.
+func testAPIKeyLifecycle(t *testing.T, open Opener) {
+	s := open(t)
+	ctx := t.Context()
+	created := now().Add(-time.Hour)
+	expires := created.Add(90 * 24 * time.Hour)
+	reader := chargenet.APIKey{Name: "reader", Hash: chargenet.HashAPIKey("reader-1"), CreatedAt: created,
+		Scopes:    []string{chargenet.ScopeInventoryRead, chargenet.ScopeWebhooks},
+		ExpiresAt: expires, RateLimit: chargenet.RateLimit{Requests: 100, Window: time.Minute}}
+	keys := []chargenet.APIKey{
+		reader,
+		{Name: "admin", Hash: chargenet.HashAPIKey("admin-1"), Scopes: []string{chargenet.ScopeKeys}, CreatedAt: created},
+		{Name: "b-partner", Hash: chargenet.HashAPIKey("partner-1"), Scopes: []string{chargenet.ScopePartner}, CreatedAt: created},
+		{Name: "gone", Hash: chargenet.HashAPIKey("gone-1"), Scopes: []string{chargenet.ScopePartner}, CreatedAt: created},
+		{Name: "old", Hash: chargenet.HashAPIKey("old-1"), Scopes: []string{chargenet.ScopeIngest}, CreatedAt: created,
+			ExpiresAt: created.Add(time.Minute)},
+	}
+	for _, k := range keys {
+		require.NoError(t, s.CreateAPIKey(ctx, k))
+	}
+	require.NoError(t, s.RevokeAPIKey(ctx, "gone", now()))
+
+	t.Run("created as given", func(t *testing.T) {
+		got, err := s.APIKeyByHash(ctx, reader.Hash)
+		require.NoError(t, err)
+		assert.Equal(t, &reader, got)
+		got, err = s.APIKeyByHash(ctx, keys[4].Hash)
+		require.NoError(t, err, "an expired key is found: the server answers it as expired")
+		assert.Equal(t, keys[4].ExpiresAt, got.ExpiresAt)
+	})
+
+	t.Run("list", func(t *testing.T) {
+		all, err := s.ListAPIKeys(ctx, chargenet.Seek[string]{Limit: 10})
+		require.NoError(t, err)
+		names := make([]string, len(all))
+		for i, k := range all {
+			names[i] = k.Name
+		}
+		assert.Equal(t, []string{"admin", "b-partner", "old", "reader"}, names, "by name, revoked keys left out, expired ones in")
+		assert.Equal(t, reader, all[3])
+		page, err := s.ListAPIKeys(ctx, chargenet.Seek[string]{Key: "b-partner", HasKey: true, Limit: 2})
+		require.NoError(t, err)
+		require.Len(t, page, 2)
+		assert.Equal(t, "old", page[0].Name)
+		assert.Equal(t, "reader", page[1].Name)
+		page, err = s.ListAPIKeys(ctx, chargenet.Seek[string]{Key: "old", HasKey: true, Backward: true, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, page, 2)
+		assert.Equal(t, "b-partner", page[0].Name)
+		empty, err := s.ListAPIKeys(ctx, chargenet.Seek[string]{Limit: 0})
+		require.NoError(t, err)
+		assert.NotNil(t, empty)
+		assert.Empty(t, empty)
+	})
+
+	t.Run("rotate", func(t *testing.T) {
+		at := now()
+		second := chargenet.HashAPIKey("reader-2")
+		got, err := s.RotateAPIKey(ctx, "reader", chargenet.KeyRotation{Hash: second, PreviousUntil: at.Add(24 * time.Hour)})
+		require.NoError(t, err)
+		want := reader
+		want.Hash, want.PreviousHash, want.PreviousUntil = second, reader.Hash, at.Add(24*time.Hour)
+		assert.Equal(t, &want, got, "the expiry, scopes and rate limit stay")
+		for _, h := range [][32]byte{reader.Hash, second} {
+			byHash, err := s.APIKeyByHash(ctx, h)
+			require.NoError(t, err, "both secrets find the key during the overlap")
+			assert.Equal(t, &want, byHash)
+		}
+		expiry, rotated, ok := got.SecretExpiry(reader.Hash)
+		assert.True(t, ok && rotated)
+		assert.Equal(t, at.Add(24*time.Hour), expiry)
+
+		third := chargenet.HashAPIKey("reader-3")
+		later := expires.Add(24 * time.Hour)
+		got, err = s.RotateAPIKey(ctx, "reader", chargenet.KeyRotation{Hash: third, PreviousUntil: at, ExpiresAt: &later})
+		require.NoError(t, err)
+		assert.Equal(t, third, got.Hash)
+		assert.Equal(t, second, got.PreviousHash)
+		assert.Equal(t, at, got.PreviousUntil)
+		assert.Equal(t, later, got.ExpiresAt, "a rotation can set a new expiry")
+		_, err = s.APIKeyByHash(ctx, reader.Hash)
+		requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "")
+
+		_, err = s.RotateAPIKey(ctx, "admin", chargenet.KeyRotation{Hash: keys[2].Hash, PreviousUntil: at})
+		requireError(t, err, chargenet.ErrConflict, chargenet.CodeConflict, "hash")
+		byHash, err := s.APIKeyByHash(ctx, keys[1].Hash)
+		require.NoError(t, err, "a refused rotation changes nothing")
+		assert.Equal(t, &keys[1], byHash)
+		for _, name := range []string{"gone", "nobody"} {
+			_, err = s.RotateAPIKey(ctx, name, chargenet.KeyRotation{Hash: chargenet.HashAPIKey("x-" + name), PreviousUntil: at})
+			requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "name")
+		}
+
+		require.NoError(t, s.RevokeAPIKey(ctx, "reader", now()))
+		for _, h := range [][32]byte{second, third} {
+			_, err = s.APIKeyByHash(ctx, h)
+			requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "")
+		}
+	})
+
+	t.Run("last use", func(t *testing.T) {
+		minute := now().Truncate(time.Minute)
+		require.NoError(t, s.RecordAPIKeyUse(ctx, nil))
+		require.NoError(t, s.RecordAPIKeyUse(ctx, []chargenet.KeyUse{
+			{Name: "admin", At: minute}, {Name: "old", At: minute.Add(-time.Minute)},
+			{Name: "nobody", At: minute}, {Name: "gone", At: minute},
+		}))
+		require.NoError(t, s.RecordAPIKeyUse(ctx, []chargenet.KeyUse{{Name: "admin", At: minute.Add(-2 * time.Minute)}}))
+		all, err := s.ListAPIKeys(ctx, chargenet.Seek[string]{Limit: 10})
+		require.NoError(t, err)
+		used := map[string]time.Time{}
+		for _, k := range all {
+			used[k.Name] = k.LastUsedAt
+		}
+		assert.Equal(t, map[string]time.Time{"admin": minute, "b-partner": {}, "old": minute.Add(-time.Minute)}, used,
+			"an earlier use does not move the last one back; unknown and revoked names are skipped")
 	})
 }
 
@@ -151,17 +272,23 @@ func testCanceledContext(t *testing.T, open Opener) {
 		{"Location", func() error { _, err := s.Location(ctx, "LOC-0001"); return err }},
 		{"ListLocations", func() error { _, err := s.ListLocations(ctx, chargenet.Seek[string]{Limit: 10}); return err }},
 		{"UpdateConnector", func() error {
-			_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", ts)
+			_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", "", ts)
 			return err
 		}},
 		{"Import", func() error {
 			return s.Import(ctx, &chargenet.Inventory{Locations: []chargenet.Location{newLocation("CANCELED", ts)}})
 		}},
 		{"CreateAPIKey", func() error {
-			return s.CreateAPIKey(ctx, chargenet.APIKey{Name: "k", Hash: chargenet.HashAPIKey("k"), Scope: chargenet.ScopePartner, CreatedAt: ts})
+			return s.CreateAPIKey(ctx, chargenet.APIKey{Name: "k", Hash: chargenet.HashAPIKey("k"), Scopes: []string{chargenet.ScopePartner}, CreatedAt: ts})
 		}},
 		{"RevokeAPIKey", func() error { return s.RevokeAPIKey(ctx, "k", ts) }},
 		{"APIKeyByHash", func() error { _, err := s.APIKeyByHash(ctx, chargenet.HashAPIKey("k")); return err }},
+		{"ListAPIKeys", func() error { _, err := s.ListAPIKeys(ctx, chargenet.Seek[string]{Limit: 10}); return err }},
+		{"RotateAPIKey", func() error {
+			_, err := s.RotateAPIKey(ctx, "k", chargenet.KeyRotation{Hash: chargenet.HashAPIKey("k2"), PreviousUntil: ts})
+			return err
+		}},
+		{"RecordAPIKeyUse", func() error { return s.RecordAPIKeyUse(ctx, []chargenet.KeyUse{{Name: "k", At: ts}}) }},
 		{"Setting", func() error { _, err := s.Setting(ctx, "canceled", "v"); return err }},
 	}
 	for _, c := range calls {

@@ -29,7 +29,7 @@ func BenchCreateEVSE(b *testing.B, s chargenet.Store) {
 			idem := &chargenet.Idempotency{Owner: "bench", Key: fmt.Sprint(i), Answer: func(any) ([]byte, error) {
 				return []byte(`{}`), nil
 			}}
-			if _, err := s.CreateEVSE(context.Background(), &e, idem, now); err != nil {
+			if _, err := s.CreateEVSE(context.Background(), &e, idem, "", now); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -57,7 +57,7 @@ func BenchUpdateConnector(b *testing.B, s chargenet.Store, subscribed bool) {
 		for pb.Next() {
 			i++
 			p := chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(i%20 + 1))}
-			if _, err := s.UpdateConnector(context.Background(), uid, 1, p, "", time.Now()); err != nil {
+			if _, err := s.UpdateConnector(context.Background(), uid, 1, p, "", "", time.Now()); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -122,7 +122,7 @@ func BenchLocationChanges(b *testing.B, s chargenet.Store, n int, since, later t
 	for i := range ids {
 		l := ids[i]
 		l.Name += " (renamed)"
-		if _, _, err := s.PutLocation(ctx, &l, later); err != nil {
+		if _, _, err := s.PutLocation(ctx, &l, "", later); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -270,12 +270,14 @@ func testChangeListsSince(t *testing.T, open Opener) {
 	base := now().Add(time.Hour) // later than the import
 	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Minute) }
 
-	// EVSE 1001+i and location LOC-0101+i change at minute i.
+	// EVSE 1001+i and location LOC-0101+i change at minute i. Each EVSE's change
+	// touches its location (LOC-0001 holds 1001 and 1002, LOC-0002 1003 and 1004,
+	// LOC-0003 1005), which moves there in the list with the EVSE's time.
 	for i := range 5 {
-		_, err := s.UpdateConnector(ctx, int64(1001+i), 1, chargenet.ConnectorPatch{MaxAmperage: ptr(float64(10 + i))}, "", at(i))
+		_, err := s.UpdateConnector(ctx, int64(1001+i), 1, chargenet.ConnectorPatch{MaxAmperage: ptr(float64(10 + i))}, "", "", at(i))
 		require.NoError(t, err)
 		l := newLocation(fmt.Sprintf("LOC-%04d", 101+i), at(i))
-		_, _, err = s.PutLocation(ctx, &l, at(i))
+		_, _, err = s.PutLocation(ctx, &l, "", at(i))
 		require.NoError(t, err)
 	}
 	settled(t, s)
@@ -285,9 +287,11 @@ func testChangeListsSince(t *testing.T, open Opener) {
 		uids  []int64
 		ids   []string
 	}{
-		{"at the first change", at(0), []int64{1001, 1002, 1003, 1004, 1005}, []string{"LOC-0101", "LOC-0102", "LOC-0103", "LOC-0104", "LOC-0105"}},
-		{"between changes", at(2).Add(-time.Microsecond), []int64{1003, 1004, 1005}, []string{"LOC-0103", "LOC-0104", "LOC-0105"}},
-		{"at a change", at(3), []int64{1004, 1005}, []string{"LOC-0104", "LOC-0105"}},
+		{"at the first change", at(0), []int64{1001, 1002, 1003, 1004, 1005},
+			[]string{"LOC-0101", "LOC-0001", "LOC-0102", "LOC-0103", "LOC-0002", "LOC-0104", "LOC-0003", "LOC-0105"}},
+		{"between changes", at(2).Add(-time.Microsecond), []int64{1003, 1004, 1005},
+			[]string{"LOC-0103", "LOC-0002", "LOC-0104", "LOC-0003", "LOC-0105"}},
+		{"at a change", at(3), []int64{1004, 1005}, []string{"LOC-0002", "LOC-0104", "LOC-0003", "LOC-0105"}},
 		{"after the last", at(4).Add(time.Microsecond), []int64{}, []string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -298,6 +302,9 @@ func testChangeListsSince(t *testing.T, open Opener) {
 			for _, e := range r.evses {
 				assert.False(t, e.LastUpdated.Before(tc.since), "EVSE %d", e.UID)
 			}
+			for _, l := range r.locs {
+				assert.False(t, l.LastUpdated.Before(tc.since), "location %s", l.ID)
+			}
 		})
 	}
 
@@ -307,19 +314,21 @@ func testChangeListsSince(t *testing.T, open Opener) {
 	assert.Len(t, r.evses, 40)
 	assert.Equal(t, []int64{1001, 1002, 1003, 1004, 1005}, evseUIDs(r.evses[35:]))
 	assert.Len(t, r.locs, 120)
-	assert.Equal(t, []string{"LOC-0101", "LOC-0102", "LOC-0103", "LOC-0104", "LOC-0105"}, locationIDs(r.locs[115:]))
+	assert.Equal(t, []string{"LOC-0101", "LOC-0001", "LOC-0102", "LOC-0103", "LOC-0002", "LOC-0104", "LOC-0003", "LOC-0105"},
+		locationIDs(r.locs[112:]))
 
 	// Changes committed out of time order: 1006 at minute 10, then 1007 at minute 1.
-	// Each is listed for every Since at or before its own time, the later commit last.
-	_, err := s.UpdateConnector(ctx, 1006, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(20.0)}, "", at(10))
+	// Each is listed for every Since at or before its own time, the later commit last;
+	// so are their locations, LOC-0003 (which 1005 left at minute 4) and LOC-0004.
+	_, err := s.UpdateConnector(ctx, 1006, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(20.0)}, "", "", at(10))
 	require.NoError(t, err)
-	_, err = s.UpdateConnector(ctx, 1007, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(21.0)}, "", at(1))
+	_, err = s.UpdateConnector(ctx, 1007, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(21.0)}, "", "", at(1))
 	require.NoError(t, err)
 	l := newLocation("LOC-0106", at(10))
-	_, _, err = s.PutLocation(ctx, &l, at(10))
+	_, _, err = s.PutLocation(ctx, &l, "", at(10))
 	require.NoError(t, err)
 	l = newLocation("LOC-0107", at(1))
-	_, _, err = s.PutLocation(ctx, &l, at(1))
+	_, _, err = s.PutLocation(ctx, &l, "", at(1))
 	require.NoError(t, err)
 	settled(t, s)
 	for _, tc := range []struct {
@@ -327,9 +336,10 @@ func testChangeListsSince(t *testing.T, open Opener) {
 		uids  []int64
 		ids   []string
 	}{
-		{at(1), []int64{1002, 1003, 1004, 1005, 1006, 1007}, []string{"LOC-0102", "LOC-0103", "LOC-0104", "LOC-0105", "LOC-0106", "LOC-0107"}},
-		{at(4), []int64{1005, 1006}, []string{"LOC-0105", "LOC-0106"}},
-		{at(10), []int64{1006}, []string{"LOC-0106"}},
+		{at(1), []int64{1002, 1003, 1004, 1005, 1006, 1007},
+			[]string{"LOC-0001", "LOC-0102", "LOC-0103", "LOC-0002", "LOC-0104", "LOC-0105", "LOC-0003", "LOC-0004", "LOC-0106", "LOC-0107"}},
+		{at(4), []int64{1005, 1006}, []string{"LOC-0105", "LOC-0003", "LOC-0106"}},
+		{at(10), []int64{1006}, []string{"LOC-0003", "LOC-0106"}},
 	} {
 		r := newChangeReader(s, tc.since, 2)
 		r.mustPoll(t)
@@ -345,14 +355,14 @@ func testChangeListsMove(t *testing.T, open Opener) {
 	first := r.lastEVSE[1001]
 	firstLoc := r.lastLoc["LOC-0110"]
 
-	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", now())
+	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", "", now())
 	require.NoError(t, err)
-	_, err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", now())
+	_, err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(10.0)}, "", "", now())
 	require.NoError(t, err)
-	e, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(12.0)}, "", now())
+	e, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(12.0)}, "", "", now())
 	require.NoError(t, err)
 	l := newLocation("LOC-0110", now())
-	_, _, err = s.PutLocation(ctx, &l, now())
+	_, _, err = s.PutLocation(ctx, &l, "", now())
 	require.NoError(t, err)
 
 	settled(t, s)
@@ -362,9 +372,10 @@ func testChangeListsMove(t *testing.T, open Opener) {
 	got := evses[1]
 	got.ChangePos = 0
 	assert.Equal(t, e, &got, "the EVSE as last committed")
-	require.Equal(t, []string{"LOC-0110"}, locationIDs(locs))
-	assert.Greater(t, locs[0].ChangePos, firstLoc.ChangePos)
-	assert.Equal(t, l.Name, locs[0].Name)
+	require.Equal(t, []string{"LOC-0001", "LOC-0110"}, locationIDs(locs), "the EVSEs' location (once), then the one put")
+	assert.Equal(t, int64(4), r.lastLoc["LOC-0001"].Version, "the location of 1001 and 1002, touched by each change")
+	assert.Greater(t, locs[1].ChangePos, firstLoc.ChangePos)
+	assert.Equal(t, l.Name, locs[1].Name)
 
 	// The whole list still holds each item once, the moved ones last.
 	all := newChangeReader(s, time.Time{}, 100)
@@ -372,7 +383,7 @@ func testChangeListsMove(t *testing.T, open Opener) {
 	assert.Len(t, all.evses, 40)
 	assert.Equal(t, []int64{1002, 1001}, evseUIDs(all.evses[38:]))
 	assert.Len(t, all.locs, 120)
-	assert.Equal(t, "LOC-0110", all.locs[119].ID)
+	assert.Equal(t, []string{"LOC-0001", "LOC-0110"}, locationIDs(all.locs[118:]))
 }
 
 func testChangeListsRemovals(t *testing.T, open Opener) {
@@ -383,7 +394,7 @@ func testChangeListsRemovals(t *testing.T, open Opener) {
 
 	removed := mustChange(t, s, 1003, removeEVSE(""), since)
 	require.Equal(t, chargenet.StatusRemoved, removed.Status)
-	deleted, err := s.DeleteLocation(ctx, "LOC-0100", since)
+	deleted, err := s.DeleteLocation(ctx, "LOC-0100", "", since)
 	require.NoError(t, err)
 	require.NotNil(t, deleted.DeletedAt)
 
@@ -391,15 +402,15 @@ func testChangeListsRemovals(t *testing.T, open Opener) {
 	evses, locs := r.mustPoll(t)
 	require.Equal(t, []int64{1003}, evseUIDs(evses))
 	assert.Equal(t, chargenet.StatusRemoved, evses[0].Status, "the removal is listed")
-	require.Equal(t, []string{"LOC-0100"}, locationIDs(locs))
-	require.NotNil(t, locs[0].DeletedAt, "the deletion is listed")
-	assert.Equal(t, deleted.DeletedAt, locs[0].DeletedAt)
+	require.Equal(t, []string{"LOC-0002", "LOC-0100"}, locationIDs(locs), "the removed EVSE's location, then the deleted one")
+	require.NotNil(t, locs[1].DeletedAt, "the deletion is listed")
+	assert.Equal(t, deleted.DeletedAt, locs[1].DeletedAt)
 
 	// Also with Since, and in a list read from the start.
 	sr := newChangeReader(s, since, 10)
 	sr.mustPoll(t)
 	assert.Equal(t, []int64{1003}, evseUIDs(sr.evses))
-	assert.Equal(t, []string{"LOC-0100"}, locationIDs(sr.locs))
+	assert.Equal(t, []string{"LOC-0002", "LOC-0100"}, locationIDs(sr.locs))
 	all := newChangeReader(s, time.Time{}, 1000)
 	all.mustPoll(t)
 	assert.Len(t, all.evses, 40, "REMOVED EVSEs stay in the list")
@@ -421,39 +432,45 @@ func testChangeListsWritePaths(t *testing.T, open Opener) {
 		write func(t *testing.T) want
 	}{
 		{"UpdateConnector", func(t *testing.T) want {
-			_, err := s.UpdateConnector(ctx, 1007, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", now())
+			_, err := s.UpdateConnector(ctx, 1007, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(230.0)}, "", "", now())
 			require.NoError(t, err)
-			return want{uids: []int64{1007}}
+			return want{uids: []int64{1007}, ids: []string{"LOC-0004"}}
 		}},
 		{"ApplyStatusNotification", func(t *testing.T) want {
 			// Charge box 505 holds EVSEs 1009 and 1010; connector 0 is the whole box.
 			res, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 505, ConnectorID: 0,
-				Status: "Faulted", ErrorCode: "GroundFailure", Timestamp: now()}, now())
+				Status: "Faulted", ErrorCode: "GroundFailure", Timestamp: now()}, "",
+				now())
+
 			require.NoError(t, err)
 			var uids []int64
 			for _, c := range res.EVSEs {
+				require.Equal(t, int64(2), c.Version, "EVSE %d changed", c.UID)
 				uids = append(uids, c.UID)
 			}
 			slices.Sort(uids)
 			require.NotEmpty(t, uids)
-			return want{uids: uids}
+			return want{uids: uids, ids: []string{"LOC-0005"}}
 		}},
 		{"ApplyStatusNotification connector error", func(t *testing.T) want {
 			res, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 506, ConnectorID: 1,
-				Status: "Faulted", ErrorCode: "HighTemperature", Timestamp: now()}, now())
+				Status: "Faulted", ErrorCode: "HighTemperature", Timestamp: now()}, "",
+				now())
+
 			require.NoError(t, err)
 			require.Len(t, res.EVSEs, 1)
-			return want{uids: []int64{res.EVSEs[0].UID}}
+			require.Equal(t, int64(2), res.EVSEs[0].Version, "the EVSE changed")
+			return want{uids: []int64{res.EVSEs[0].UID}, ids: []string{"LOC-0006"}}
 		}},
 		{"CreateEVSE", func(t *testing.T) want {
 			at := now()
-			e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*CHG*E1", "LOC-0003", 900, ""), at), nil, at)
+			e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*CHG*E1", "LOC-0003", 900, ""), at), nil, "", at)
 			require.NoError(t, err)
 			return want{uids: []int64{e.UID}, ids: []string{"LOC-0003"}}
 		}},
 		{"ChangeEVSE patch", func(t *testing.T) want {
 			mustChange(t, s, 1011, patchStatus(chargenet.StatusInoperative), now())
-			return want{uids: []int64{1011}}
+			return want{uids: []int64{1011}, ids: []string{"LOC-0006"}}
 		}},
 		{"ChangeEVSE move", func(t *testing.T) want {
 			loc := "LOC-0050"
@@ -462,32 +479,32 @@ func testChangeListsWritePaths(t *testing.T, open Opener) {
 		}},
 		{"ChangeEVSE add connector", func(t *testing.T) want {
 			mustChange(t, s, 1013, addConnector(acConnector()), now())
-			return want{uids: []int64{1013}}
+			return want{uids: []int64{1013}, ids: []string{"LOC-0007"}}
 		}},
 		{"ChangeEVSE delete connector", func(t *testing.T) want {
 			mustChange(t, s, 1014, deleteConnector(1), now())
-			return want{uids: []int64{1014}}
+			return want{uids: []int64{1014}, ids: []string{"LOC-0007"}}
 		}},
 		{"ChangeEVSE remove", func(t *testing.T) want {
 			mustChange(t, s, 1015, removeEVSE(""), now())
-			return want{uids: []int64{1015}}
+			return want{uids: []int64{1015}, ids: []string{"LOC-0008"}}
 		}},
 		{"PutLocation create", func(t *testing.T) want {
 			l := newLocation("LOC-NEW", now())
-			_, created, err := s.PutLocation(ctx, &l, now())
+			_, created, err := s.PutLocation(ctx, &l, "", now())
 			require.NoError(t, err)
 			require.True(t, created)
 			return want{ids: []string{"LOC-NEW"}}
 		}},
 		{"PutLocation replace", func(t *testing.T) want {
 			l := newLocation("LOC-0002", now())
-			_, created, err := s.PutLocation(ctx, &l, now())
+			_, created, err := s.PutLocation(ctx, &l, "", now())
 			require.NoError(t, err)
 			require.False(t, created)
 			return want{ids: []string{"LOC-0002"}}
 		}},
 		{"DeleteLocation", func(t *testing.T) want {
-			_, err := s.DeleteLocation(ctx, "LOC-0111", now())
+			_, err := s.DeleteLocation(ctx, "LOC-0111", "", now())
 			require.NoError(t, err)
 			return want{ids: []string{"LOC-0111"}}
 		}},
@@ -506,7 +523,7 @@ func testChangeListsWritePaths(t *testing.T, open Opener) {
 		{"no change writes nothing", func(t *testing.T) want {
 			l, err := s.Location(ctx, "LOC-0002")
 			require.NoError(t, err)
-			_, _, err = s.PutLocation(ctx, l, now())
+			_, _, err = s.PutLocation(ctx, l, "", now())
 			require.NoError(t, err)
 			return want{}
 		}},
@@ -578,16 +595,18 @@ func testChangeListsConcurrent(t *testing.T, open Opener) {
 				var err error
 				switch (w + i) % 6 {
 				case 0:
-					_, err = s.UpdateConnector(ctx, uid, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(float64(1 + rng.IntN(300)))}, "", now())
+					_, err = s.UpdateConnector(ctx, uid, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(float64(1 + rng.IntN(300)))}, "", "", now())
 				case 1:
 					status := []string{"Available", "Charging", "Faulted", "SuspendedEV"}[rng.IntN(4)]
 					_, err = s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: int64(501 + rng.IntN(20)),
-						ConnectorID: 0, Status: status, ErrorCode: "NoError", Timestamp: now()}, now())
+						ConnectorID: 0, Status: status, ErrorCode: "NoError", Timestamp: now()}, "",
+						now())
+
 				case 2:
 					at := now()
 					e := postedEVSE(fmt.Sprintf("DE*CON*E%d*%d", w, i), fmt.Sprintf("LOC-%04d", 1+rng.IntN(30)), 900, "")
 					if err = e.PrepareNew(at); err == nil {
-						_, err = s.CreateEVSE(ctx, &e, nil, at)
+						_, err = s.CreateEVSE(ctx, &e, nil, "", at)
 					}
 				case 3:
 					loc := fmt.Sprintf("LOC-%04d", 1+rng.IntN(30))
@@ -596,11 +615,14 @@ func testChangeListsConcurrent(t *testing.T, open Opener) {
 							return nil, nil
 						}
 						return e.ApplyPatch(chargenet.EVSEPatch{LocationID: &loc}, "", now())
-					}, nil, now())
+					}, nil, "",
+
+						now())
+
 				case 4:
 					l := newLocation(fmt.Sprintf("LOC-%04d", 1+rng.IntN(120)), now())
 					l.Name = fmt.Sprintf("Renamed %d/%d", w, i)
-					_, _, err = s.PutLocation(ctx, &l, now())
+					_, _, err = s.PutLocation(ctx, &l, "", now())
 				case 5:
 					// Below the demo's uids: CreateEVSE takes the highest plus one.
 					e := newEVSE(int64(100+w*rounds+i), "LOC-0040", now())

@@ -108,7 +108,8 @@ func testRegisterChargebox(t *testing.T, open Opener) {
 // connectionEvents returns the chargebox.* events and the evse.status.changed events of
 // a connection recorded since the last call (see recorded), sorted, as "type box
 // protocol reason" and "type source status uid". It checks that the log holds none of
-// the chargebox.* events.
+// the chargebox.* events, and that each has the box's actor (chargenet.ChargeboxActor)
+// in its data, and as the logged event's Actor.
 func connectionEvents(t *testing.T, s chargenet.Store) []string {
 	t.Helper()
 	var out []string
@@ -120,16 +121,23 @@ func connectionEvents(t *testing.T, s chargenet.Store) []string {
 			Source      string `json:"source"`
 			Reason      string `json:"reason"`
 			Protocol    string `json:"protocol"`
+			Actor       string `json:"actor"`
 		}
 		require.NoError(t, json.Unmarshal(ev.Data, &d))
 		switch {
 		case ev.Type == chargenet.EventStatusChanged && d.Source == chargenet.SourceConnection:
 			out = append(out, ev.Type+" "+d.Source+" "+d.Status+" "+itoa(d.UID))
+			logged, err := s.Event(t.Context(), ev.ID)
+			require.NoError(t, err)
+			assert.Equal(t, chargenet.ChargeboxActor(itoa(d.ChargeboxID)), logged.Actor, "the logged event's actor")
 		case ev.Type == chargenet.EventChargeboxConnected || ev.Type == chargenet.EventChargeboxDisconnected:
 			out = append(out, ev.Type+" "+itoa(d.ChargeboxID)+" "+d.Protocol+" "+d.Reason)
 			_, err := s.Event(t.Context(), ev.ID)
 			requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "eventId")
+		default:
+			continue
 		}
+		assert.Equal(t, chargenet.ChargeboxActor(itoa(d.ChargeboxID)), d.Actor, "%s: the box's actor", ev.Type)
 	}
 	slices.Sort(out)
 	return out
@@ -146,7 +154,7 @@ func testChargeboxConnections(t *testing.T, open Opener) {
 	inoperative := chargenet.StatusInoperative
 	_, err = s.ChangeEVSE(ctx, 1002, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.ApplyPatch(chargenet.EVSEPatch{Status: &inoperative}, "", now)
-	}, nil, now)
+	}, nil, "ops", now)
 	require.NoError(t, err)
 	before, err := s.EVSE(ctx, 1001)
 	require.NoError(t, err)
@@ -217,12 +225,19 @@ func testChargeboxConnections(t *testing.T, open Opener) {
 	require.NoError(t, cs.RecordConnections(ctx, []chargenet.ConnectionChange{
 		{Kind: chargenet.Connected, Chargebox: 501, Session: "s2", Protocol: chargenet.ProtocolOCPP201, At: t4}}))
 	res, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 501, Protocol: chargenet.ProtocolOCPP201,
-		EVSE: 1, ConnectorID: 1, Status: "Available", ErrorCode: "NoError", Timestamp: t4}, t4)
+		EVSE: 1, ConnectorID: 1, Status: "Available", ErrorCode: "NoError", Timestamp: t4}, "chargebox:501", t4)
 	require.NoError(t, err)
 	assert.True(t, res.Applied)
 	restored, err := s.EVSE(ctx, 1001)
 	require.NoError(t, err)
 	assert.Equal(t, chargenet.StatusAvailable, restored.Status)
+	since := recorded(t, s)
+	require.Len(t, since, 2, "chargebox.connected and the restoring evse.status.changed")
+	for _, ev := range since {
+		var d struct{ Actor string }
+		require.NoError(t, json.Unmarshal(ev.Data, &d))
+		assert.Equal(t, "chargebox:501", d.Actor, "%s: the box's actor", ev.Type)
+	}
 	c, err = cs.Chargebox(ctx, 501)
 	require.NoError(t, err)
 	assert.Equal(t, chargenet.ProtocolOCPP201, c.Protocol)
@@ -305,7 +320,7 @@ func testChargeboxAvailability(t *testing.T, open Opener) {
 	set := func(uid int64, st chargenet.EvseStatus, when time.Time) {
 		_, err := s.ChangeEVSE(ctx, uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 			return e.ApplyPatch(chargenet.EVSEPatch{Status: &st}, "", when)
-		}, nil, when)
+		}, nil, "ops", when)
 		require.NoError(t, err)
 	}
 	t1 := now.Add(time.Second)
@@ -373,7 +388,7 @@ func testDisconnectBesideStatus(t *testing.T, open Opener) {
 			go func() {
 				defer wg.Done()
 				_, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: id, ConnectorID: 0,
-					Status: "Available", ErrorCode: "NoError", Timestamp: at(time.Now())}, at(time.Now()))
+					Status: "Available", ErrorCode: "NoError", Timestamp: at(time.Now())}, chargenet.ChargeboxActor(itoa(id)), at(time.Now()))
 				assert.NoError(t, err)
 			}()
 		}

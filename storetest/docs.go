@@ -45,18 +45,22 @@ func testStoredDocs(t *testing.T, open Opener) {
 	requireDocs(t, s, "after the import")
 
 	power := 99.5
-	_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", now())
+	_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", "", now())
 	require.NoError(t, err)
 	std := chargenet.StandardIEC62196T2
-	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{Standard: &std}, "", now())
+	_, err = s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{Standard: &std}, "", "", now())
 	require.NoError(t, err)
 	requireDocs(t, s, "after PATCHes")
 
 	_, err = s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 501, ConnectorID: 2, Status: "Faulted",
-		ErrorCode: "GroundFailure", Info: "pin 3", Timestamp: now()}, now())
+		ErrorCode: "GroundFailure", Info: "pin 3", Timestamp: now()}, "",
+		now())
+
 	require.NoError(t, err)
 	_, err = s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 502, ConnectorID: 0, Status: "Unavailable",
-		ErrorCode: "NoError", Timestamp: now()}, now())
+		ErrorCode: "NoError", Timestamp: now()}, "",
+		now())
+
 	require.NoError(t, err)
 	requireDocs(t, s, "after status notifications")
 
@@ -89,13 +93,15 @@ func testPatchAndStatusTogether(t *testing.T, open Opener) {
 		r := &results[i]
 		if i < patches {
 			r.power = float64(i) + 1.5
-			r.evse, r.err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &r.power}, "", time.Now())
+			r.evse, r.err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &r.power}, "", "", time.Now())
 			return
 		}
 		k := i - patches
 		// Charge box 501: OCPP connector 2 is connector 1 of EVSE 1002.
 		r.res, r.err = s.ApplyStatusNotification(context.WithoutCancel(ctx), &chargenet.StatusNotification{ChargeboxID: 501,
-			ConnectorID: 2, Status: statuses[k%len(statuses)], ErrorCode: "NoError", Timestamp: base.Add(time.Duration(k) * time.Second)}, time.Now())
+			ConnectorID: 2, Status: statuses[k%len(statuses)], ErrorCode: "NoError", Timestamp: base.Add(time.Duration(k) * time.Second)}, "",
+			time.Now())
+
 	})
 
 	var versions []int64

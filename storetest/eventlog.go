@@ -34,7 +34,7 @@ func readLog(t testing.TB, s chargenet.Store, types []string, since time.Time, l
 	}
 	out := []chargenet.Event{}
 	for {
-		page, err := s.ListEvents(t.Context(), seek, types)
+		page, err := s.ListEvents(t.Context(), seek, types, "")
 		require.NoError(t, err)
 		require.LessOrEqual(t, len(page), limit)
 		out = append(out, page...)
@@ -65,7 +65,7 @@ func logUntil(t testing.TB, s chargenet.Store, types []string, since time.Time, 
 // evse.connector.updated event at at.
 func patchPower(t testing.TB, s chargenet.Store, uid int64, power float64, at time.Time) *chargenet.EVSE {
 	t.Helper()
-	e, err := s.UpdateConnector(t.Context(), uid, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", at)
+	e, err := s.UpdateConnector(t.Context(), uid, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", "", at)
 	require.NoError(t, err)
 	return e
 }
@@ -78,7 +78,7 @@ func fault(t testing.TB, s chargenet.Store, ok bool, at time.Time) {
 	if ok {
 		n.Status, n.ErrorCode = "Available", "NoError"
 	}
-	_, err := s.ApplyStatusNotification(t.Context(), &n, at)
+	_, err := s.ApplyStatusNotification(t.Context(), &n, "", at)
 	require.NoError(t, err)
 }
 
@@ -107,10 +107,10 @@ func testEventLogEveryEvent(t *testing.T, open Opener) {
 	patchPower(t, s, 1002, 33, start)
 	fault(t, s, false, start.Add(time.Second))
 	l := newLocation("LOG-1", start)
-	_, _, err := s.PutLocation(ctx, &l, start.Add(2*time.Second))
+	_, _, err := s.PutLocation(ctx, &l, "", start.Add(2*time.Second))
 	require.NoError(t, err)
 	e := prepared(t, postedEVSE("DE*LOG*E1", "LOG-1", 900, chargenet.StatusAvailable), start.Add(3*time.Second))
-	created, err := s.CreateEVSE(ctx, e, nil, start.Add(3*time.Second))
+	created, err := s.CreateEVSE(ctx, e, nil, "", start.Add(3*time.Second))
 	require.NoError(t, err)
 	mustChange(t, s, created.UID, removeEVSE(""), start.Add(4*time.Second))
 
@@ -180,7 +180,7 @@ func testEventLogRead(t *testing.T, open Opener) {
 		}
 		assert.Equal(t, all[3:], readLog(t, s, nil, time.Time{}, 2, &all[2]))
 		assert.Empty(t, readLog(t, s, nil, time.Time{}, 2, &all[5]))
-		page, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 0}, nil)
+		page, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 0}, nil, "")
 		require.NoError(t, err)
 		assert.Empty(t, page)
 	})
@@ -229,16 +229,16 @@ func testEventLogNoMiss(t *testing.T, open Opener) {
 				switch g % 3 {
 				case 0: // a group-committed PATCH
 					p := float64(10 + i%50)
-					_, err := s.UpdateConnector(ctx, int64(1001+g), 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", at)
+					_, err := s.UpdateConnector(ctx, int64(1001+g), 1, chargenet.ConnectorPatch{MaxElectricPower: &p}, "", "", at)
 					assert.NoError(t, err)
 				case 1: // a location of its own transaction
 					l := newLocation(fmt.Sprintf("NOMISS-%d-%d", g, i), at)
-					_, _, err := s.PutLocation(ctx, &l, at)
+					_, _, err := s.PutLocation(ctx, &l, "", at)
 					assert.NoError(t, err)
 				default: // an EVSE created in its own transaction
 					e := postedEVSE(fmt.Sprintf("DE*NMS*E%d%03d", g, i), fmt.Sprintf("LOC-%04d", 30+g), 900, chargenet.StatusAvailable)
 					if assert.NoError(t, e.PrepareNew(at)) {
-						_, err := s.CreateEVSE(ctx, &e, nil, at)
+						_, err := s.CreateEVSE(ctx, &e, nil, "", at)
 						assert.NoError(t, err)
 					}
 				}
@@ -253,7 +253,7 @@ func testEventLogNoMiss(t *testing.T, open Opener) {
 		seek := chargenet.ChangeSeek[int64]{Limit: 7}
 		var deadline time.Time // once the writers ended: how long to wait for the rest
 		for len(seen) < writers*perWriter {
-			page, err := s.ListEvents(ctx, seek, nil)
+			page, err := s.ListEvents(ctx, seek, nil, "")
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -281,8 +281,9 @@ func testEventLogNoMiss(t *testing.T, open Opener) {
 	assert.Equal(t, eventIDs(all), eventIDs(seen), "the polling reader saw every event once, in the log's order")
 }
 
-// testSendTestEvent checks that a test event is queued for its webhook only, in version
-// 1.0, and announced, and never for another webhook or owner.
+// testSendTestEvent checks that a test event is queued for its webhook only, in the
+// latest version of webhook.ping (PingVersion), and announced, and never for another
+// webhook or owner.
 func testSendTestEvent(t *testing.T, open Opener) {
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
@@ -303,7 +304,7 @@ func testSendTestEvent(t *testing.T, open Opener) {
 	require.Len(t, ds, 1, "for the one webhook only")
 	d := ds[0]
 	assert.Equal(t, a.ID, d.Webhook.ID)
-	assert.Equal(t, "1.0", d.APIVersion)
+	assert.Equal(t, chargenet.PingVersion, d.APIVersion, "the latest version of webhook.ping")
 	assert.Equal(t, 1, d.Attempt)
 	assert.Equal(t, ping.ID, d.Event.ID)
 	assert.Equal(t, chargenet.EventWebhookPing, d.Event.Type)
@@ -338,7 +339,7 @@ func testReplayEvents(t *testing.T, open Opener) {
 	patchPower(t, s, 1001, 20, at(0))
 	fault(t, s, false, at(1))
 	l := newLocation("REPLAY-1", at(2))
-	_, _, err := s.PutLocation(ctx, &l, at(2))
+	_, _, err := s.PutLocation(ctx, &l, "", at(2))
 	require.NoError(t, err)
 	patchPower(t, s, 1001, 21, at(3))
 	fault(t, s, true, at(4))
@@ -527,4 +528,69 @@ func testPruneEvents(t *testing.T, open Opener) {
 		assert.True(t, next.Pos > last.Pos || next.Pos == last.Pos && next.Seq > last.Seq, "after the last position a reader saw")
 		assert.Equal(t, []chargenet.Event{next}, readLog(t, s, nil, time.Time{}, 10, &last))
 	})
+}
+
+// testEventActor checks that every method that changes the network sets its actor on
+// the events it records, that the log keeps it, and that ListEvents filters on it.
+func testEventActor(t *testing.T, open Opener) {
+	s, _ := demoStore(t, open)
+	ctx := t.Context()
+	start := now()
+	at := func(i int) time.Time { return start.Add(time.Duration(i) * time.Second) }
+	power := 40.0
+	_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", "emsp-write", at(0))
+	require.NoError(t, err)
+	n := chargenet.StatusNotification{ChargeboxID: 501, ConnectorID: 1, Status: "Faulted", ErrorCode: "GroundFailure", Timestamp: at(1)}
+	_, err = s.ApplyStatusNotification(ctx, &n, "chargebox:CB-501", at(1))
+	require.NoError(t, err)
+	l := newLocation("ACT-1", at(2))
+	_, _, err = s.PutLocation(ctx, &l, "emsp-write", at(2))
+	require.NoError(t, err)
+	created, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*ACT*E1", "ACT-1", 900, chargenet.StatusAvailable), at(3)), nil, "ops", at(3))
+	require.NoError(t, err)
+	_, err = s.ChangeEVSE(ctx, created.UID, func(e *chargenet.EVSE) ([]chargenet.Event, error) { return e.Remove("", at(4)) }, nil, "ops", at(4))
+	require.NoError(t, err)
+	_, err = s.DeleteLocation(ctx, "ACT-1", "emsp-write", at(5))
+	require.NoError(t, err)
+	patchPower(t, s, 1003, 41, at(6)) // no actor
+
+	all := logUntil(t, s, nil, time.Time{}, 8)
+	actors := make([]string, len(all))
+	for i, ev := range all {
+		actors[i] = ev.Actor
+	}
+	assert.Equal(t, []string{"emsp-write", "chargebox:CB-501", "emsp-write", "ops", "ops", "ops", "emsp-write", ""}, actors)
+	for _, ev := range all[:7] {
+		var data struct{ Actor string }
+		require.NoError(t, json.Unmarshal(ev.Data, &data))
+		assert.Equal(t, ev.Actor, data.Actor, "%s: the data carries the actor", ev.Type)
+	}
+	assert.NotContains(t, string(all[7].Data), `"actor"`, "no actor: none in the data")
+
+	for _, who := range []string{"emsp-write", "ops", "chargebox:CB-501", "nobody"} {
+		got, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 100}, nil, who)
+		require.NoError(t, err)
+		var want []string
+		for _, ev := range all {
+			if ev.Actor == who {
+				want = append(want, ev.ID)
+			}
+		}
+		assert.Equal(t, want, nilIfEmpty(eventIDs(got)), "the events of %s, in log order", who)
+	}
+	got, err := s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 100}, []string{chargenet.EventLocationDeleted}, "emsp-write")
+	require.NoError(t, err)
+	require.Len(t, got, 1, "type and actor together")
+	assert.Equal(t, all[6].ID, got[0].ID)
+	got, err = s.ListEvents(ctx, chargenet.ChangeSeek[int64]{Limit: 1, Pos: all[0].Pos, Key: all[0].Seq, HasPos: true}, nil, "emsp-write")
+	require.NoError(t, err)
+	require.Len(t, got, 1, "resumed after a position")
+	assert.Equal(t, all[2].ID, got[0].ID)
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }

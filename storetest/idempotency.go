@@ -88,7 +88,7 @@ func testIdempotency(t *testing.T, open Opener) {
 	}
 
 	first := newIdemKey("partner-a", "key-1", "first")
-	created, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9401", "LOC-0021", 900, ""), t0), &first.Idempotency, t0)
+	created, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9401", "LOC-0021", 900, ""), t0), &first.Idempotency, "", t0)
 	require.NoError(t, err)
 
 	t.Run("kept", func(t *testing.T) {
@@ -114,7 +114,7 @@ func testIdempotency(t *testing.T, open Opener) {
 		requireNoAnswer(t, "partner-b", "key-1", t0)
 		requireNoAnswer(t, "partner-a", "key-2", t0)
 		other := newIdemKey("partner-b", "key-1", "other owner")
-		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9402", "LOC-0021", 900, ""), t0), &other.Idempotency, t0)
+		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9402", "LOC-0021", 900, ""), t0), &other.Idempotency, "", t0)
 		require.NoError(t, err)
 		got, err := answerAt("partner-b", "key-1", t0)
 		require.NoError(t, err)
@@ -133,35 +133,47 @@ func testIdempotency(t *testing.T, open Opener) {
 			write func(t *testing.T, idem *chargenet.Idempotency) error
 		}{
 			{"the same create again", func(t *testing.T, idem *chargenet.Idempotency) error {
-				_, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9401", "LOC-0021", 900, ""), at), idem, at)
+				_, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9401", "LOC-0021", 900, ""), at), idem, "", at)
 				return err
 			}},
 			{"another create", func(t *testing.T, idem *chargenet.Idempotency) error {
-				_, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9403", "LOC-0022", 900, ""), at), idem, at)
+				_, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9403", "LOC-0022", 900, ""), at), idem, "", at)
 				return err
 			}},
 			{"a change", func(t *testing.T, idem *chargenet.Idempotency) error {
 				_, err := s.ChangeEVSE(ctx, 1001, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 					return e.AddConnector(acConnector(), "", at)
-				}, idem, at)
+				}, idem, "",
+
+					at)
+
 				return err
 			}},
 			{"a change the rules refuse", func(t *testing.T, idem *chargenet.Idempotency) error {
 				_, err := s.ChangeEVSE(ctx, 1001, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 					return e.ApplyPatch(chargenet.EVSEPatch{Status: ptr(chargenet.StatusCharging)}, "", at)
-				}, idem, at)
+				}, idem, "",
+
+					at)
+
 				return err
 			}},
 			{"a change that changes nothing", func(t *testing.T, idem *chargenet.Idempotency) error {
 				_, err := s.ChangeEVSE(ctx, 1004, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 					return e.DeleteConnector(4, "", at)
-				}, idem, at)
+				}, idem, "",
+
+					at)
+
 				return err
 			}},
 			{"a change of no EVSE", func(t *testing.T, idem *chargenet.Idempotency) error {
 				_, err := s.ChangeEVSE(ctx, 9999, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 					return e.Remove("", at)
-				}, idem, at)
+				}, idem, "",
+
+					at)
+
 				return err
 			}},
 			{"a webhook", func(t *testing.T, idem *chargenet.Idempotency) error {
@@ -191,7 +203,7 @@ func testIdempotency(t *testing.T, open Opener) {
 	t.Run("an expired key is used again", func(t *testing.T) {
 		at := t0.Add(chargenet.IdempotencyTTL)
 		k := newIdemKey("partner-a", "key-1", "a day later")
-		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9404", "LOC-0021", 900, ""), at), &k.Idempotency, at)
+		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9404", "LOC-0021", 900, ""), at), &k.Idempotency, "", at)
 		require.NoError(t, err)
 		got, err := answerAt("partner-a", "key-1", at.Add(time.Second))
 		require.NoError(t, err)
@@ -202,11 +214,14 @@ func testIdempotency(t *testing.T, open Opener) {
 	t.Run("a refused write keeps no answer", func(t *testing.T) {
 		before := takeSnapshot(t, s)
 		k := newIdemKey("partner-a", "key-3", "refused")
-		_, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9405", "LOC-9999", 900, ""), t0), &k.Idempotency, t0)
+		_, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9405", "LOC-9999", 900, ""), t0), &k.Idempotency, "", t0)
 		requireError(t, err, chargenet.ErrInvalid, chargenet.CodeInvalidBody, "locationId")
 		_, err = s.ChangeEVSE(ctx, 1001, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 			return e.ApplyPatch(chargenet.EVSEPatch{Status: ptr(chargenet.StatusCharging)}, "", t0)
-		}, &k.Idempotency, t0)
+		}, &k.Idempotency, "",
+
+			t0)
+
 		assert.ErrorIs(t, err, chargenet.ErrConflict)
 		w := NewWebhook("partner-a", t0, chargenet.EventEVSECreated)
 		w.ID = "dup"
@@ -216,7 +231,7 @@ func testIdempotency(t *testing.T, open Opener) {
 		requireNoAnswer(t, "partner-a", "key-3", t0)
 		assert.Equal(t, before, takeSnapshot(t, s))
 
-		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9405", "LOC-0021", 900, ""), t0), &k.Idempotency, t0)
+		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9405", "LOC-0021", 900, ""), t0), &k.Idempotency, "", t0)
 		require.NoError(t, err, "the key is free")
 		got, err := answerAt("partner-a", "key-3", t0)
 		require.NoError(t, err)
@@ -227,11 +242,14 @@ func testIdempotency(t *testing.T, open Opener) {
 		before := takeSnapshot(t, s)
 		failed := errors.New("no answer")
 		idem := chargenet.Idempotency{Owner: "partner-a", Key: "key-4", Answer: func(any) ([]byte, error) { return nil, failed }}
-		_, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9406", "LOC-0021", 900, ""), t0), &idem, t0)
+		_, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9406", "LOC-0021", 900, ""), t0), &idem, "", t0)
 		assert.ErrorIs(t, err, failed)
 		_, err = s.ChangeEVSE(ctx, 1001, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 			return e.AddConnector(acConnector(), "", t0)
-		}, &idem, t0)
+		}, &idem, "",
+
+			t0)
+
 		assert.ErrorIs(t, err, failed)
 		w := NewWebhook("partner-a", t0, chargenet.EventEVSECreated)
 		assert.ErrorIs(t, s.CreateWebhook(ctx, &w, &idem), failed)
@@ -246,7 +264,10 @@ func testIdempotency(t *testing.T, open Opener) {
 		k := newIdemKey("partner-a", "key-5", "add a connector")
 		e, err := s.ChangeEVSE(ctx, 1002, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 			return e.AddConnector(acConnector(), "", at)
-		}, &k.Idempotency, at)
+		}, &k.Idempotency, "",
+
+			at)
+
 		require.NoError(t, err)
 		calls := k.calls()
 		require.Len(t, calls, 1)
@@ -260,7 +281,10 @@ func testIdempotency(t *testing.T, open Opener) {
 		k := newIdemKey("partner-a", "key-6", "delete a deleted connector")
 		_, err := s.ChangeEVSE(ctx, 1004, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 			return e.DeleteConnector(4, "", t0)
-		}, &k.Idempotency, t0)
+		}, &k.Idempotency, "",
+
+			t0)
+
 		require.NoError(t, err)
 		assert.Empty(t, k.calls())
 		requireNoAnswer(t, "partner-a", "key-6", t0)
@@ -312,7 +336,7 @@ func testIdempotencyConcurrent(t *testing.T, open Opener) {
 	}
 	results := make([]*chargenet.EVSE, writers)
 	errs := make([]error, writers)
-	atOnce(writers, func(i int) { results[i], errs[i] = s.CreateEVSE(ctx, evses[i], &keys[i].Idempotency, at) })
+	atOnce(writers, func(i int) { results[i], errs[i] = s.CreateEVSE(ctx, evses[i], &keys[i].Idempotency, "", at) })
 
 	winner := -1
 	for i, err := range errs {

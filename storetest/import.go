@@ -18,7 +18,7 @@ func testImport(t *testing.T, open Opener) {
 
 	inv := chargenet.DemoInventory(time.Now())
 	require.NoError(t, s.Import(ctx, inv))
-	want := withEvseUIDs(chargenet.DemoInventory(inv.Locations[0].LastUpdated))
+	want := asImported(chargenet.DemoInventory(inv.Locations[0].LastUpdated))
 	got := takeSnapshot(t, s)
 	assert.Equal(t, sortedLocations(want), got.Locations)
 	assert.Equal(t, sortedEVSEs(want), got.EVSEs)
@@ -79,21 +79,23 @@ func testImportRoundTrip(t *testing.T, open Opener) {
 			{
 				ID: 1, Standard: chargenet.StandardIEC62196T1, Format: chargenet.FormatSocket, PowerType: chargenet.PowerAC2PhaseSplit,
 				MaxElectricPower: 3.7, MaxAmperage: 16, MaxVoltage: 230.5, TariffIDs: []string{"B", "A", "ü-tariff"},
-				Error: &chargenet.ConnectorError{Code: "WeakSignal", Info: "weak", VendorErrorCode: "V-1"},
+				Error:       &chargenet.ConnectorError{Code: "WeakSignal", Info: "weak", VendorErrorCode: "V-1"},
+				LastUpdated: utc,
 			},
 			{
 				ID: 2, Standard: chargenet.StandardGBTDC, Format: chargenet.FormatCable, PowerType: chargenet.PowerDC,
 				MaxElectricPower: 4000, MaxAmperage: 0.001, MaxVoltage: 1500, TariffIDs: []string{},
-				Error:     &chargenet.ConnectorError{Code: "OtherError"},
-				DeletedAt: &deletedUTC,
+				Error:       &chargenet.ConnectorError{Code: "OtherError"},
+				DeletedAt:   &deletedUTC,
+				LastUpdated: utc,
 			},
 		},
-	}, e3, "connectors ascending by id, times in UTC, tariffs empty, not nil")
+	}, e3, "connectors ascending by id, times in UTC, tariffs empty, not nil, each updated as its EVSE")
 
 	l, err := s.Location(ctx, "no_postal-code")
 	require.NoError(t, err)
 	wantLoc := noPostal
-	wantLoc.LastUpdated = utc
+	wantLoc.LastUpdated, wantLoc.Version = utc, 1
 	wantLoc.EvseUIDs = []int64{3}
 	assert.Equal(t, &wantLoc, l)
 
@@ -103,19 +105,27 @@ func testImportRoundTrip(t *testing.T, open Opener) {
 }
 
 // testImportExistingLocation imports EVSEs whose location is already in the database.
+// Such a location is touched with the newest of its imported EVSEs' LastUpdated, and a
+// location of the import gets no earlier LastUpdated than its EVSEs'.
 func testImportExistingLocation(t *testing.T, open Opener) {
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
 	ts := now()
-	require.NoError(t, s.Import(ctx, &chargenet.Inventory{EVSEs: []chargenet.EVSE{
-		newEVSE(5000, "LOC-0001", ts), newEVSE(10, "LOC-0001", ts), newEVSE(20, "LOC-0120", ts),
+	before := location(t, s, "LOC-0001")
+	old := newLocation("OLDER-THAN-ITS-EVSE", ts.Add(-time.Hour))
+	require.NoError(t, s.Import(ctx, &chargenet.Inventory{Locations: []chargenet.Location{old}, EVSEs: []chargenet.EVSE{
+		newEVSE(5000, "LOC-0001", ts.Add(-time.Minute)), newEVSE(10, "LOC-0001", ts.Add(500)), newEVSE(20, "LOC-0120", ts),
+		newEVSE(30, old.ID, ts),
 	}}))
-	l, err := s.Location(ctx, "LOC-0001")
-	require.NoError(t, err)
+	l := location(t, s, "LOC-0001")
 	assert.Equal(t, []int64{10, 1001, 1002, 5000}, l.EvseUIDs)
-	l, err = s.Location(ctx, "LOC-0120")
-	require.NoError(t, err)
+	assert.Equal(t, before.Version+1, l.Version, "touched once")
+	assert.Equal(t, ts, l.LastUpdated, "the newest of its new EVSEs', to the microsecond")
+	l = location(t, s, "LOC-0120")
 	assert.Equal(t, []int64{20}, l.EvseUIDs)
+	l = location(t, s, old.ID)
+	assert.Equal(t, int64(1), l.Version)
+	assert.Equal(t, ts, l.LastUpdated, "its EVSE's, which is newer")
 }
 
 // testImportRollback imports inventories with one bad record after good ones into a

@@ -60,9 +60,31 @@ func assertUpdatedEvent(t *testing.T, ev chargenet.Event, e *chargenet.EVSE) {
 	assert.Equal(t, e.UID, data.UID)
 	assert.Equal(t, e.Version, data.Version)
 	assert.Nil(t, data.PreviousLocationID, "the EVSE did not move")
-	doc, err := wire.EncodeEVSE(e)
+	assert.JSONEq(t, inEvent(t, e), string(data.EVSE))
+}
+
+// inEvent returns doc as event data embeds it: without the version, which the event's
+// payload carries beside it.
+func inEvent(t testing.TB, v any) string {
+	t.Helper()
+	var doc []byte
+	var err error
+	switch v := v.(type) {
+	case *chargenet.EVSE:
+		doc, err = wire.EncodeEVSE(v)
+	case *chargenet.Location:
+		doc, err = wire.EncodeLocation(v)
+	default:
+		t.Fatalf("inEvent: %T", v)
+	}
 	require.NoError(t, err)
-	assert.JSONEq(t, string(doc), string(data.EVSE))
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(doc, &m))
+	require.Contains(t, m, "version", "answers show the version")
+	delete(m, "version")
+	out, err := json.Marshal(m)
+	require.NoError(t, err)
+	return string(out)
 }
 
 func eventIDs(events []chargenet.Event) []string {
@@ -170,7 +192,10 @@ func change(t testing.TB, s chargenet.Store, uid int64, c evseChange, at time.Ti
 		var err error
 		events, err = c(e, at)
 		return events, err
-	}, nil, at)
+	}, nil, "",
+
+		at)
+
 	return e, events, err
 }
 
@@ -182,8 +207,9 @@ func mustChange(t testing.TB, s chargenet.Store, uid int64, c evseChange, at tim
 	return e
 }
 
-// afterChange returns before with EVSE e as changed: when it moved from location from
-// to e.LocationID, both locations list it or no longer, with LastUpdated at.
+// afterChange returns before with EVSE e as changed at at: its location is touched
+// (chargenet.Location.Touch), and when it moved from location from to e.LocationID,
+// both locations list it or no longer, and both are touched.
 func afterChange(before snapshot, e chargenet.EVSE, from string, at time.Time) snapshot {
 	out := snapshot{Locations: sortedLocations(&chargenet.Inventory{Locations: before.Locations}), EVSEs: make([]chargenet.EVSE, 0, len(before.EVSEs)+1)}
 	found := false
@@ -197,19 +223,18 @@ func afterChange(before snapshot, e chargenet.EVSE, from string, at time.Time) s
 		out.EVSEs = append(out.EVSEs, cloneEVSE(e))
 		slices.SortFunc(out.EVSEs, func(a, b chargenet.EVSE) int { return compare(a.UID, b.UID) })
 	}
-	if from == e.LocationID {
-		return out
-	}
 	for i := range out.Locations {
 		l := &out.Locations[i]
-		switch l.ID {
-		case from:
+		switch {
+		case l.ID == e.LocationID && from == e.LocationID:
+			l.Touch(at)
+		case l.ID == from:
 			l.EvseUIDs = slices.DeleteFunc(l.EvseUIDs, func(u int64) bool { return u == e.UID })
-			l.LastUpdated = at
-		case e.LocationID:
+			l.Touch(at)
+		case l.ID == e.LocationID:
 			l.EvseUIDs = append(l.EvseUIDs, e.UID)
 			slices.Sort(l.EvseUIDs)
-			l.LastUpdated = at
+			l.Touch(at)
 		}
 	}
 	return out
@@ -287,7 +312,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 			e := prepared(t, tt.posted, at)
 			want := cloneEVSE(*e)
 			want.UID = tt.uid
-			got, err := s.CreateEVSE(ctx, e, nil, at)
+			got, err := s.CreateEVSE(ctx, e, nil, "", at)
 			require.NoError(t, err)
 			require.NotNil(t, got)
 			assert.Equal(t, public(want), public(*got), "the EVSE as stored: the next uid, the rest as prepared")
@@ -319,18 +344,16 @@ func testCreateEVSE(t *testing.T, open Opener) {
 			require.NoError(t, json.Unmarshal(events[0].Data, &data))
 			assert.Equal(t, tt.uid, data.UID)
 			assert.Equal(t, int64(1), data.Version)
-			doc, err := wire.EncodeEVSE(got)
-			require.NoError(t, err)
-			assert.JSONEq(t, string(doc), string(data.EVSE), "the event carries the EVSE as stored")
+			assert.JSONEq(t, inEvent(t, got), string(data.EVSE), "the event carries the EVSE as stored")
 			assert.Equal(t, int64(i+1), announced.Load(), "each create with a subscriber is announced")
 		})
 	}
 
 	// A deleted location and a REMOVED EVSE (the highest uid) for the cases below.
 	gone := newLocation("GONE", now())
-	_, _, err := s.PutLocation(ctx, &gone, now())
+	_, _, err := s.PutLocation(ctx, &gone, "", now())
 	require.NoError(t, err)
-	_, err = s.DeleteLocation(ctx, "GONE", now())
+	_, err = s.DeleteLocation(ctx, "GONE", "", now())
 	require.NoError(t, err)
 	mustChange(t, s, 1043, removeEVSE(""), now())
 	recorded(t, s)
@@ -356,7 +379,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 		for _, tt := range errTests {
 			t.Run(tt.name, func(t *testing.T) {
 				before := takeSnapshot(t, s)
-				got, err := s.CreateEVSE(ctx, prepared(t, tt.posted, now()), nil, now())
+				got, err := s.CreateEVSE(ctx, prepared(t, tt.posted, now()), nil, "", now())
 				assert.Nil(t, got)
 				msg := requireError(t, err, tt.kind, tt.code, tt.param)
 				assert.Contains(t, msg, tt.inMsg)
@@ -367,7 +390,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 	})
 
 	t.Run("the uid after a REMOVED one", func(t *testing.T) {
-		got, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9004", "LOC-0021", 900, ""), now()), nil, now())
+		got, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9004", "LOC-0021", 900, ""), now()), nil, "", now())
 		require.NoError(t, err)
 		assert.Equal(t, int64(1044), got.UID, "REMOVED EVSE 1043 keeps its uid")
 		assert.Equal(t, []int64{1041, 1043, 1044}, location(t, s, "LOC-0021").EvseUIDs, "REMOVED EVSEs stay listed")
@@ -382,7 +405,7 @@ func testCreateEVSE(t *testing.T, open Opener) {
 		}
 		results := make([]*chargenet.EVSE, n)
 		errs := make([]error, n)
-		atOnce(n, func(i int) { results[i], errs[i] = s.CreateEVSE(ctx, evses[i], nil, time.Now()) })
+		atOnce(n, func(i int) { results[i], errs[i] = s.CreateEVSE(ctx, evses[i], nil, "", time.Now()) })
 		var uids []int64
 		for i := range results {
 			require.NoError(t, errs[i], "create %d", i)
@@ -471,11 +494,12 @@ func testChangeEVSE(t *testing.T, open Opener) {
 		{
 			name: "add a connector", uid: 1001, change: addConnector(acConnector()),
 			events: []string{chargenet.EventConnectorCreated},
-			check: func(t *testing.T, e *chargenet.EVSE, _ time.Time) {
+			check: func(t *testing.T, e *chargenet.EVSE, at time.Time) {
 				require.Len(t, e.Connectors, 2)
 				want := acConnector()
-				want.ID = 2
+				want.ID, want.LastUpdated = 2, at
 				assert.Equal(t, want, e.Connectors[1])
+				assert.True(t, e.Connectors[0].LastUpdated.Before(at), "the other connector's stays")
 			},
 		},
 		{
@@ -492,7 +516,9 @@ func testChangeEVSE(t *testing.T, open Opener) {
 			check: func(t *testing.T, e *chargenet.EVSE, at time.Time) {
 				require.NotNil(t, e.Connector(2).DeletedAt)
 				assert.Equal(t, at, *e.Connector(2).DeletedAt)
+				assert.Equal(t, at, e.Connector(2).LastUpdated)
 				assert.Nil(t, e.Connector(1).DeletedAt)
+				assert.True(t, e.Connector(1).LastUpdated.Before(at), "the other connector's stays")
 			},
 		},
 	}
@@ -522,7 +548,7 @@ func testChangeEVSE(t *testing.T, open Opener) {
 			assert.Equal(t, public(*got), public(*reread), "EVSE reads what ChangeEVSE returned")
 			assertSameJSON(t, got, reread)
 			assert.Equal(t, publicSnapshot(afterChange(before, *got, from.LocationID, at)), publicSnapshot(takeSnapshot(t, s)),
-				"the change, and when the EVSE moved both locations' uids and LastUpdated, nothing else")
+				"the change, its location touched (both, and their uids, when it moved), nothing else")
 			checkDocs(t, s, tt.uid, from.LocationID, got.LocationID)
 
 			events := recorded(t, s)
@@ -539,9 +565,7 @@ func testChangeEVSE(t *testing.T, open Opener) {
 				assert.Equal(t, tt.uid, data.UID, ev.Type)
 				assert.Equal(t, int64(2), data.Version, ev.Type)
 				if ev.Type == chargenet.EventEVSEUpdated {
-					doc, err := wire.EncodeEVSE(got)
-					require.NoError(t, err)
-					assert.JSONEq(t, string(doc), string(data.EVSE), "evse.updated carries the EVSE as committed")
+					assert.JSONEq(t, inEvent(t, got), string(data.EVSE), "evse.updated carries the EVSE as committed")
 					wantPrevious := ""
 					if from.LocationID != got.LocationID {
 						wantPrevious = from.LocationID
@@ -595,7 +619,7 @@ func testChangeEVSERefused(t *testing.T, open Opener) {
 	s, _ := demoStore(t, open)
 	ctx := t.Context()
 	subscribeAll(t, s)
-	_, err := s.DeleteLocation(ctx, "LOC-0120", now())
+	_, err := s.DeleteLocation(ctx, "LOC-0120", "", now())
 	require.NoError(t, err)
 	mustChange(t, s, 1040, removeEVSE(""), now())
 	recorded(t, s)
@@ -662,7 +686,7 @@ func testChangeEVSERefused(t *testing.T, open Opener) {
 
 	t.Run("UpdateConnector refuses a REMOVED EVSE", func(t *testing.T) {
 		before := takeSnapshot(t, s)
-		got, err := s.UpdateConnector(ctx, 1040, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", now())
+		got, err := s.UpdateConnector(ctx, 1040, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", "", now())
 		assert.Nil(t, got)
 		assert.ErrorIs(t, err, chargenet.ErrConflict)
 		var de *chargenet.Error
@@ -677,7 +701,10 @@ func testChangeEVSERefused(t *testing.T, open Opener) {
 		_, err := s.ChangeEVSE(ctx, 9999, func(*chargenet.EVSE) ([]chargenet.Event, error) {
 			called = true
 			return nil, nil
-		}, nil, now())
+		}, nil, "",
+
+			now())
+
 		requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "uid")
 		assert.False(t, called)
 	})
@@ -689,7 +716,10 @@ func testChangeEVSERefused(t *testing.T, open Opener) {
 			ev, err := e.ApplyPatch(chargenet.EVSEPatch{Status: ptr(chargenet.StatusInoperative)}, "", now())
 			require.NoError(t, err)
 			return ev, refused
-		}, nil, now())
+		}, nil, "",
+
+			now())
+
 		assert.Nil(t, got)
 		assert.ErrorIs(t, err, refused)
 		assert.Equal(t, before, takeSnapshot(t, s), "nothing changed")
@@ -711,7 +741,10 @@ func testChangeEVSEConcurrent(t *testing.T, open Opener) {
 		c.MaxElectricPower = float64(i + 1)
 		results[i], errs[i] = s.ChangeEVSE(ctx, 1001, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 			return e.AddConnector(c, "", time.Now())
-		}, nil, time.Now())
+		}, nil, "",
+
+			time.Now())
+
 	})
 	versions := map[int64]bool{}
 	for i, r := range results {
@@ -746,7 +779,9 @@ func testStatusHeld(t *testing.T, open Opener) {
 		tick++
 		at := base.Add(time.Duration(tick) * time.Second)
 		res, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: box, ConnectorID: conn, Status: ocpp,
-			ErrorCode: code, Timestamp: at}, at)
+			ErrorCode: code, Timestamp: at}, "",
+			at)
+
 		require.NoError(t, err)
 		return res
 	}
@@ -763,7 +798,10 @@ func testStatusHeld(t *testing.T, open Opener) {
 		_, err := s.ChangeEVSE(ctx, uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 			held = e.OperatorHold
 			return nil, nil
-		}, nil, now())
+		}, nil, "",
+
+			now())
+
 		require.NoError(t, err)
 		return held
 	}
@@ -825,7 +863,7 @@ func testStatusHeld(t *testing.T, open Opener) {
 	})
 
 	t.Run("PLANNED", func(t *testing.T) {
-		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9201", "LOC-0021", 900, ""), now()), nil, now())
+		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9201", "LOC-0021", 900, ""), now()), nil, "", now())
 		require.NoError(t, err)
 		require.Equal(t, chargenet.StatusPlanned, e.Status)
 		recorded(t, s)
@@ -843,7 +881,7 @@ func testStatusHeld(t *testing.T, open Opener) {
 	})
 
 	t.Run("created INOPERATIVE", func(t *testing.T) {
-		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9202", "LOC-0021", 901, chargenet.StatusInoperative), now()), nil, now())
+		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9202", "LOC-0021", 901, chargenet.StatusInoperative), now()), nil, "", now())
 		require.NoError(t, err)
 		assert.True(t, hold(e.UID))
 		recorded(t, s)
@@ -854,7 +892,7 @@ func testStatusHeld(t *testing.T, open Opener) {
 	})
 
 	t.Run("REMOVED", func(t *testing.T) {
-		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9203", "LOC-0021", 902, chargenet.StatusAvailable), now()), nil, now())
+		e, err := s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9203", "LOC-0021", 902, chargenet.StatusAvailable), now()), nil, "", now())
 		require.NoError(t, err)
 		e = mustChange(t, s, e.UID, removeEVSE(""), now())
 		recorded(t, s)

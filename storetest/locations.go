@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
-	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,9 +37,7 @@ func checkLocationEvent(t testing.TB, events []chargenet.Event, typ string, l *c
 	require.Len(t, events, 1)
 	assert.Equal(t, typ, events[0].Type)
 	assert.True(t, l.LastUpdated.Equal(events[0].Time), "event time %v is the write's %v", events[0].Time, l.LastUpdated)
-	doc, err := wire.EncodeLocation(l)
-	require.NoError(t, err)
-	assert.JSONEq(t, string(doc), string(events[0].Data), "the event carries the location as committed")
+	assert.JSONEq(t, inEvent(t, l), string(events[0].Data), "the event carries the location as committed")
 }
 
 func testPutLocation(t *testing.T, open Opener) {
@@ -109,13 +106,17 @@ func testPutLocation(t *testing.T, open Opener) {
 			before := takeSnapshot(t, s)
 			at := now()
 			l := tt.put(inv)
-			got, created, err := s.PutLocation(t.Context(), &l, at)
+			got, created, err := s.PutLocation(t.Context(), &l, "", at)
 			require.NoError(t, err)
 			assert.Equal(t, tt.created, created)
 			want := l
-			want.EvseUIDs, want.LastUpdated, want.DeletedAt = tt.uids, at, nil
-			if tt.event == "" {
-				want.LastUpdated = byID(inv, l.ID).LastUpdated
+			want.EvseUIDs, want.LastUpdated, want.Version, want.DeletedAt = tt.uids, at, 1, nil
+			if !tt.created {
+				stored := byID(inv, l.ID)
+				want.Version = stored.Version + 1
+				if tt.event == "" {
+					want.LastUpdated, want.Version = stored.LastUpdated, stored.Version
+				}
 			}
 			assert.Equal(t, &want, got, "the location as committed")
 			assert.Equal(t, got, location(t, s, l.ID), "Location reads what PutLocation returned")
@@ -134,7 +135,7 @@ func testPutLocation(t *testing.T, open Opener) {
 	t.Run("deleted", func(t *testing.T) {
 		s, inv := demoStore(t, open)
 		subscribeAll(t, s)
-		_, err := s.DeleteLocation(t.Context(), "LOC-0120", now())
+		_, err := s.DeleteLocation(t.Context(), "LOC-0120", "", now())
 		require.NoError(t, err)
 		recorded(t, s)
 		before := takeSnapshot(t, s)
@@ -143,7 +144,7 @@ func testPutLocation(t *testing.T, open Opener) {
 		changed := same
 		changed.Name = "Back again"
 		for _, l := range []chargenet.Location{same, changed} {
-			got, created, err := s.PutLocation(t.Context(), &l, now())
+			got, created, err := s.PutLocation(t.Context(), &l, "", now())
 			assert.Nil(t, got)
 			assert.False(t, created)
 			requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationDeleted, "id")
@@ -162,7 +163,7 @@ func testPutLocation(t *testing.T, open Opener) {
 		atOnce(n, func(i int) {
 			l := newLocation("RACE", now())
 			l.Name = fmt.Sprintf("Writer %d", i)
-			_, created[i], errs[i] = s.PutLocation(t.Context(), &l, time.Now())
+			_, created[i], errs[i] = s.PutLocation(t.Context(), &l, "", time.Now())
 		})
 		creates := 0
 		for i := range n {
@@ -196,7 +197,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 
 	t.Run("not found", func(t *testing.T) {
 		for _, id := range []string{"NOPE", "loc-0001", ""} {
-			got, err := s.DeleteLocation(ctx, id, now())
+			got, err := s.DeleteLocation(ctx, id, "", now())
 			assert.Nil(t, got)
 			requireError(t, err, chargenet.ErrNotFound, chargenet.CodeNotFound, "id")
 		}
@@ -204,7 +205,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 	})
 
 	t.Run("in use", func(t *testing.T) {
-		got, err := s.DeleteLocation(ctx, "LOC-0001", now())
+		got, err := s.DeleteLocation(ctx, "LOC-0001", "", now())
 		assert.Nil(t, got)
 		msg := requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationInUse, "id")
 		assert.Contains(t, msg, "1001")
@@ -215,7 +216,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 		mustChange(t, s, 1001, removeEVSE(""), now())
 		recorded(t, s)
 		before := takeSnapshot(t, s)
-		_, err = s.DeleteLocation(ctx, "LOC-0001", now())
+		_, err = s.DeleteLocation(ctx, "LOC-0001", "", now())
 		msg = requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationInUse, "id")
 		assert.Contains(t, msg, "1002")
 		assert.NotContains(t, msg, "1001", "REMOVED EVSEs do not count")
@@ -228,12 +229,12 @@ func testDeleteLocation(t *testing.T, open Opener) {
 	before := takeSnapshot(t, s)
 	stored := location(t, s, "LOC-0001")
 	at := now()
-	deleted, err := s.DeleteLocation(ctx, "LOC-0001", at)
+	deleted, err := s.DeleteLocation(ctx, "LOC-0001", "", at)
 	require.NoError(t, err)
 
 	t.Run("deleted", func(t *testing.T) {
 		want := *stored
-		want.DeletedAt, want.LastUpdated = &at, at
+		want.DeletedAt, want.LastUpdated, want.Version = &at, at, stored.Version+1
 		assert.Equal(t, &want, deleted)
 		assert.Equal(t, []int64{1001, 1002}, deleted.EvseUIDs, "its REMOVED EVSEs stay listed")
 		assert.Equal(t, deleted, location(t, s, "LOC-0001"), "Location still finds it, with DeletedAt")
@@ -249,7 +250,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 	})
 
 	t.Run("twice", func(t *testing.T) {
-		again, err := s.DeleteLocation(ctx, "LOC-0001", now().Add(time.Hour))
+		again, err := s.DeleteLocation(ctx, "LOC-0001", "", now().Add(time.Hour))
 		require.NoError(t, err)
 		assert.Equal(t, deleted, again, "returned as it is")
 		assert.Equal(t, deleted, location(t, s, "LOC-0001"))
@@ -258,7 +259,7 @@ func testDeleteLocation(t *testing.T, open Opener) {
 
 	t.Run("a location without EVSEs", func(t *testing.T) {
 		at := now()
-		got, err := s.DeleteLocation(ctx, "LOC-0120", at)
+		got, err := s.DeleteLocation(ctx, "LOC-0120", "", at)
 		require.NoError(t, err)
 		require.NotNil(t, got.DeletedAt)
 		assert.Equal(t, at, *got.DeletedAt)
@@ -269,9 +270,9 @@ func testDeleteLocation(t *testing.T, open Opener) {
 	t.Run("its id cannot be used again", func(t *testing.T) {
 		before := takeSnapshot(t, s)
 		same := *stored
-		_, _, err := s.PutLocation(ctx, &same, now())
+		_, _, err := s.PutLocation(ctx, &same, "", now())
 		requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationDeleted, "id")
-		_, err = s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9301", "LOC-0001", 900, ""), now()), nil, now())
+		_, err = s.CreateEVSE(ctx, prepared(t, postedEVSE("DE*TST*E9301", "LOC-0001", 900, ""), now()), nil, "", now())
 		requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationDeleted, "locationId")
 		_, _, err = change(t, s, 1003, patchEVSE(chargenet.EVSEPatch{LocationID: ptr("LOC-0001")}, ""), now())
 		requireError(t, err, chargenet.ErrConflict, chargenet.CodeLocationDeleted, "locationId")
@@ -294,7 +295,7 @@ func testListDeletedLocations(t *testing.T, open Opener) {
 	deleted := map[string]bool{}
 	for i := 21; i <= 120; i += 3 {
 		id := fmt.Sprintf("LOC-%04d", i)
-		_, err := s.DeleteLocation(ctx, id, now())
+		_, err := s.DeleteLocation(ctx, id, "", now())
 		require.NoError(t, err)
 		deleted[id] = true
 	}
@@ -371,15 +372,18 @@ func testDeleteLocationRace(t *testing.T, open Opener) {
 		atOnce(4, func(j int) {
 			switch j {
 			case 0:
-				_, errs[j] = s.CreateEVSE(ctx, posted, nil, time.Now())
+				_, errs[j] = s.CreateEVSE(ctx, posted, nil, "", time.Now())
 			case 1:
-				_, errs[j] = s.DeleteLocation(ctx, create, time.Now())
+				_, errs[j] = s.DeleteLocation(ctx, create, "", time.Now())
 			case 2:
 				_, errs[j] = s.ChangeEVSE(ctx, 1001+int64(i), func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 					return e.ApplyPatch(chargenet.EVSEPatch{LocationID: &move}, "", time.Now())
-				}, nil, time.Now())
+				}, nil, "",
+
+					time.Now())
+
 			case 3:
-				_, errs[j] = s.DeleteLocation(ctx, move, time.Now())
+				_, errs[j] = s.DeleteLocation(ctx, move, "", time.Now())
 			}
 		})
 		for pair, ids := range [][2]int{{0, 1}, {2, 3}} {

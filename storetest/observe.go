@@ -51,14 +51,16 @@ func testObserve(t *testing.T, open Opener) {
 	traced := trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID,
 		TraceFlags: trace.FlagsSampled}))
 	first := now()
-	_, err = s.UpdateConnector(traced, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(31.0)}, "", first)
+	_, err = s.UpdateConnector(traced, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(31.0)}, "", "", first)
 	require.NoError(t, err)
-	_, err = s.UpdateConnector(context.WithoutCancel(ctx), 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(32.0)}, "", now())
+	_, err = s.UpdateConnector(context.WithoutCancel(ctx), 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(32.0)}, "", "", now())
 	require.NoError(t, err)
-	_, err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(-1.0)}, "", now())
+	_, err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(-1.0)}, "", "", now())
 	require.Error(t, err, "a refused update")
 	_, err = s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 501, ConnectorID: 1, Status: "Faulted",
-		ErrorCode: "GroundFailure", Timestamp: now()}, now())
+		ErrorCode: "GroundFailure", Timestamp: now()}, "",
+		now())
+
 	require.NoError(t, err)
 
 	stats, err = insp.OutboxStats(ctx)
@@ -100,7 +102,7 @@ func testCommitWait(t *testing.T, open Opener) {
 	company := cw.CommitCompany()
 	require.GreaterOrEqual(t, company, 2)
 	patch := func(power float64) error {
-		_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(power)}, "", now())
+		_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(power)}, "", "", now())
 		return err
 	}
 	before, err := s.EVSE(ctx, 1002)

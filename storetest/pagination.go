@@ -45,7 +45,7 @@ func pagedInventory(n int) *chargenet.Inventory {
 	for i := range n {
 		inv.EVSEs = append(inv.EVSEs, newEVSE(int64(7*i+3), mixedID(i/2), ts))
 	}
-	return withEvseUIDs(inv)
+	return asImported(inv)
 }
 
 // testPagination walks both lists through chargenet.Paginate forward to the end and

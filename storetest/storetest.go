@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("ImportExistingLocation", func(t *testing.T) { testImportExistingLocation(t, open) })
 	t.Run("ImportRollback", func(t *testing.T) { testImportRollback(t, open) })
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, open) })
+	t.Run("APIKeyLifecycle", func(t *testing.T) { testAPIKeyLifecycle(t, open) })
 	t.Run("Setting", func(t *testing.T) { testSetting(t, open) })
 	t.Run("SettingConcurrent", func(t *testing.T) { testSettingConcurrent(t, open) })
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
@@ -89,41 +90,74 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("EventLogEveryEvent", func(t *testing.T) { testEventLogEveryEvent(t, open) })
 	t.Run("EventLogRead", func(t *testing.T) { testEventLogRead(t, open) })
 	t.Run("EventLogNoMiss", func(t *testing.T) { testEventLogNoMiss(t, open) })
+	t.Run("EventActor", func(t *testing.T) { testEventActor(t, open) })
 	t.Run("SendTestEvent", func(t *testing.T) { testSendTestEvent(t, open) })
 	t.Run("ReplayEvents", func(t *testing.T) { testReplayEvents(t, open) })
 	t.Run("PruneEvents", func(t *testing.T) { testPruneEvents(t, open) })
 	t.Run("Observe", func(t *testing.T) { testObserve(t, open) })
 	t.Run("CommitWait", func(t *testing.T) { testCommitWait(t, open) })
+	t.Run("ClockBackwards", func(t *testing.T) { testClockBackwards(t, open) })
 	t.Run("Ping", func(t *testing.T) { testPing(t, open) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceledContext(t, open) })
 	t.Run("Chargeboxes", func(t *testing.T) { testChargeboxes(t, open) })
 }
 
-// demoStore returns a store holding chargenet.DemoInventory and that inventory, with
-// each location's EvseUIDs filled in as the store derives them.
+// demoStore returns a store holding chargenet.DemoInventory and that inventory as the
+// store holds it (see asImported).
 func demoStore(t testing.TB, open Opener) (chargenet.Store, *chargenet.Inventory) {
 	t.Helper()
 	s := open(t)
 	inv := chargenet.DemoInventory(time.Now())
 	require.NoError(t, s.Import(t.Context(), inv))
-	return s, withEvseUIDs(chargenet.DemoInventory(inv.Locations[0].LastUpdated))
+	return s, asImported(chargenet.DemoInventory(inv.Locations[0].LastUpdated))
 }
 
-// withEvseUIDs fills in each location's EvseUIDs from the EVSEs, as a store derives
-// them: ascending, empty rather than nil.
-func withEvseUIDs(inv *chargenet.Inventory) *chargenet.Inventory {
+// asImported returns inv as a store holds it once imported: each location's EvseUIDs
+// derived from the EVSEs (ascending, empty rather than nil), versions 1, times in UTC
+// to the microsecond, each connector's LastUpdated its EVSE's, and each location's
+// LastUpdated no earlier than its EVSEs'.
+func asImported(inv *chargenet.Inventory) *chargenet.Inventory {
 	byLoc := map[string][]int64{}
-	for _, e := range inv.EVSEs {
+	newest := inv.NewestEVSEUpdates()
+	for i := range inv.EVSEs {
+		e := &inv.EVSEs[i]
 		if e.LocationID != "" {
 			byLoc[e.LocationID] = append(byLoc[e.LocationID], e.UID)
 		}
+		e.Version, e.LastUpdated = 1, e.LastUpdated.UTC().Truncate(chargenet.Precision)
+		for j := range e.Connectors {
+			c := &e.Connectors[j]
+			c.LastUpdated = e.LastUpdated
+			if c.DeletedAt != nil {
+				at := c.DeletedAt.UTC().Truncate(chargenet.Precision)
+				c.DeletedAt = &at
+			}
+		}
 	}
 	for i := range inv.Locations {
-		uids := append([]int64{}, byLoc[inv.Locations[i].ID]...)
+		l := &inv.Locations[i]
+		uids := append([]int64{}, byLoc[l.ID]...)
 		slices.Sort(uids)
-		inv.Locations[i].EvseUIDs = uids
+		l.EvseUIDs, l.Version, l.LastUpdated = uids, 1, l.LastUpdated.UTC().Truncate(chargenet.Precision)
+		if t := newest[l.ID]; t.After(l.LastUpdated) {
+			l.LastUpdated = t
+		}
 	}
 	return inv
+}
+
+// touched returns a copy of locations with those of ids touched (chargenet.Location.Touch)
+// at at, as a change of one of their EVSEs with that LastUpdated leaves them.
+func touched(locations []chargenet.Location, at time.Time, ids ...string) []chargenet.Location {
+	out := make([]chargenet.Location, len(locations))
+	for i, l := range locations {
+		l.EvseUIDs = slices.Clone(l.EvseUIDs)
+		if slices.Contains(ids, l.ID) {
+			l.Touch(at)
+		}
+		out[i] = l
+	}
+	return out
 }
 
 // sortedEVSEs returns copies of the inventory's EVSEs in uid order, as lists return them.

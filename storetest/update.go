@@ -18,15 +18,17 @@ import (
 // AC_3_PHASE, 22 kW); 1002 has two DC connectors (CHADEMO, IEC_62196_T1_COMBO); 1004
 // has four DC connectors, the first with an error and the fourth deleted.
 
-// checkUpdated checks an EVSE UpdateConnector returned against want (the fixture with
-// the patch applied), and that the store now holds exactly that and nothing else
-// changed. want's Version and LastUpdated are set from now and the previous version.
-func checkUpdated(t *testing.T, s chargenet.Store, before snapshot, got *chargenet.EVSE, want chargenet.EVSE, now time.Time) {
+// checkUpdated checks an EVSE UpdateConnector returned for a patch of connector connID
+// against want (the fixture with the patch applied), and that the store now holds
+// exactly that, its location touched, and nothing else changed. want's LastUpdated, and
+// its connector's, are set from now (the previous ones are older).
+func checkUpdated(t *testing.T, s chargenet.Store, before snapshot, got *chargenet.EVSE, want chargenet.EVSE, connID int64, now time.Time) {
 	t.Helper()
 	require.NotNil(t, got)
 	assert.Equal(t, "UTC", got.LastUpdated.Location().String(), "LastUpdated in UTC")
-	assert.WithinDuration(t, now, got.LastUpdated, time.Microsecond, "LastUpdated is now, to the microsecond")
+	assert.Equal(t, now.UTC().Truncate(time.Microsecond), got.LastUpdated, "LastUpdated is now, to the microsecond")
 	want.LastUpdated = got.LastUpdated
+	want.Connector(connID).LastUpdated = got.LastUpdated
 	assert.Equal(t, &want, got, "the EVSE as committed")
 
 	reread, err := s.EVSE(t.Context(), want.UID)
@@ -34,7 +36,8 @@ func checkUpdated(t *testing.T, s chargenet.Store, before snapshot, got *chargen
 	assert.Equal(t, got, reread, "EVSE reads what UpdateConnector returned")
 
 	after := takeSnapshot(t, s)
-	assert.Equal(t, before.Locations, after.Locations, "locations unchanged")
+	assert.Equal(t, touched(before.Locations, got.LastUpdated, want.LocationID), after.Locations,
+		"the EVSE's location touched, no other location changed")
 	for i := range before.EVSEs {
 		if before.EVSEs[i].UID == want.UID {
 			before.EVSEs[i] = *got
@@ -104,9 +107,9 @@ func testUpdateConnector(t *testing.T, open Opener) {
 			want.Version = 2
 
 			now := time.Now() // local, with a monotonic reading and nanoseconds
-			got, err := s.UpdateConnector(t.Context(), tt.uid, tt.connID, tt.patch, tt.ifMatch, now)
+			got, err := s.UpdateConnector(t.Context(), tt.uid, tt.connID, tt.patch, tt.ifMatch, "", now)
 			require.NoError(t, err)
-			checkUpdated(t, s, before, got, want, now)
+			checkUpdated(t, s, before, got, want, tt.connID, now)
 		})
 	}
 }
@@ -127,13 +130,13 @@ func testUpdateConnectorSequence(t *testing.T, open Opener) {
 		*want.Connector(1) = patch.Apply(*want.Connector(1))
 		want.Version = int64(i + 2)
 		ts := now()
-		got, err := s.UpdateConnector(ctx, 1002, 1, patch, etag, ts)
+		got, err := s.UpdateConnector(ctx, 1002, 1, patch, etag, "", ts)
 		require.NoError(t, err, "update %d", i)
-		checkUpdated(t, s, before, got, want, ts)
+		checkUpdated(t, s, before, got, want, 1, ts)
 		assert.NotEqual(t, etag, got.ETag())
 		etag = got.ETag()
 	}
-	_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(1.0)}, `"2"`, now())
+	_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxAmperage: ptr(1.0)}, `"2"`, "", now())
 	requireError(t, err, chargenet.ErrPreconditionFailed, chargenet.CodePreconditionFailed, "If-Match")
 }
 
@@ -179,14 +182,14 @@ func testUpdateConnectorErrors(t *testing.T, open Opener) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.UpdateConnector(t.Context(), tt.uid, tt.connID, tt.patch, tt.ifMatch, now())
+			got, err := s.UpdateConnector(t.Context(), tt.uid, tt.connID, tt.patch, tt.ifMatch, "", now())
 			assert.Nil(t, got)
 			msg := requireError(t, err, tt.kind, tt.code, tt.param)
 			assert.Contains(t, msg, tt.inMsg)
 			assert.Equal(t, before, takeSnapshot(t, s), "nothing changed")
 		})
 	}
-	_, err := s.UpdateConnector(t.Context(), 9999, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", now())
+	_, err := s.UpdateConnector(t.Context(), 9999, 1, chargenet.ConnectorPatch{MaxVoltage: ptr(400.0)}, "", "", now())
 	assert.EqualError(t, err, "EVSE with uid 9999 not found")
 }
 
@@ -240,7 +243,7 @@ func testUpdateConnectorConcurrent(t *testing.T, open Opener) {
 			defer wg.Done()
 			<-start
 			p := concurrentPatch(i)
-			e, err := s.UpdateConnector(ctx, 1001, 1, p, "", time.Now())
+			e, err := s.UpdateConnector(ctx, 1001, 1, p, "", "", time.Now())
 			results[i], errs[i] = patchWrite{field: i % patchFieldCount, patch: p, evse: e}, err
 		}()
 	}
@@ -279,7 +282,10 @@ func testUpdateConnectorConcurrent(t *testing.T, open Opener) {
 	c := initial.Connectors[0]
 	for i, w := range results {
 		require.Equal(t, int64(i+2), w.evse.Version, "versions are 2..%d, each once", writers+1)
+		assert.True(t, w.evse.LastUpdated.After(c.LastUpdated), "version %d: LastUpdated %s grows with the version (from %s)",
+			w.evse.Version, w.evse.LastUpdated, c.LastUpdated)
 		c = w.patch.Apply(c)
+		c.LastUpdated = w.evse.LastUpdated // the patched connector's, as its EVSE's
 		state[w.evse.Version] = c
 		assert.Equal(t, []chargenet.Connector{c}, w.evse.Connectors,
 			"the EVSE returned at version %d is the serial replay up to it", w.evse.Version)
@@ -340,7 +346,7 @@ func testUpdateConnectorIfMatchRace(t *testing.T, open Opener) {
 	}
 	results := make([]result, writers)
 	atOnce(writers, func(i int) {
-		e, err := s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(100 + i))}, `"1"`, time.Now())
+		e, err := s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(float64(100 + i))}, `"1"`, "", time.Now())
 		results[i] = result{e, err}
 	})
 
@@ -387,7 +393,7 @@ func testUpdateConnectorMixedGroup(t *testing.T, open Opener) {
 		if i%4 == 3 {
 			r.power = -r.power // refused: a rating must be positive
 		}
-		r.evse, r.err = s.UpdateConnector(ctx, r.uid, 1, chargenet.ConnectorPatch{MaxElectricPower: &r.power}, "", time.Now())
+		r.evse, r.err = s.UpdateConnector(ctx, r.uid, 1, chargenet.ConnectorPatch{MaxElectricPower: &r.power}, "", "", time.Now())
 		results[i] = r
 	})
 
@@ -406,7 +412,8 @@ func testUpdateConnectorMixedGroup(t *testing.T, open Opener) {
 		c := findEVSE(inv, uid).Connectors[0]
 		for i, r := range rs {
 			require.Equal(t, int64(i+2), r.evse.Version, "EVSE %d: versions 2..%d, each once", uid, len(rs)+1)
-			c.MaxElectricPower = r.power
+			assert.True(t, r.evse.LastUpdated.After(c.LastUpdated), "EVSE %d: LastUpdated grows with the version", uid)
+			c.MaxElectricPower, c.LastUpdated = r.power, r.evse.LastUpdated
 			assert.Equal(t, c, *r.evse.Connector(1), "EVSE %d at version %d is the serial replay up to it", uid, r.evse.Version)
 		}
 		final, err := s.EVSE(ctx, uid)

@@ -155,7 +155,7 @@ func testOutbox(t *testing.T, open Opener) {
 	start := now()
 
 	// No subscriber: an update produces nothing to deliver.
-	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(20.0)}, "", start)
+	_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(20.0)}, "", "", start)
 	require.NoError(t, err)
 	assert.Empty(t, claimAll(t, s, start.Add(time.Hour)))
 
@@ -167,13 +167,13 @@ func testOutbox(t *testing.T, open Opener) {
 	}
 
 	at := now()
-	e, err := s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(99.0)}, "", at)
+	e, err := s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(99.0)}, "", "", at)
 	require.NoError(t, err)
 
 	t.Run("a refused update records nothing", func(t *testing.T) {
-		_, err := s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(-1.0)}, "", at)
+		_, err := s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(-1.0)}, "", "", at)
 		require.Error(t, err)
-		_, err = s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(50.0)}, `"1"`, at)
+		_, err = s.UpdateConnector(ctx, 1002, 2, chargenet.ConnectorPatch{MaxElectricPower: ptr(50.0)}, `"1"`, "", at)
 		require.ErrorIs(t, err, chargenet.ErrPreconditionFailed)
 	})
 
@@ -259,7 +259,7 @@ func testOutbox(t *testing.T, open Opener) {
 		assert.False(t, w.Enabled)
 		assert.Contains(t, w.DisabledReason, "410")
 		// Later events for it wait while it is disabled.
-		_, err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(45.0)}, "", when)
+		_, err = s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(45.0)}, "", "", when)
 		require.NoError(t, err)
 		ds := claimAll(t, s, when.Add(time.Hour))
 		require.Len(t, ds, 1)
@@ -276,7 +276,7 @@ func testOutbox(t *testing.T, open Opener) {
 
 	t.Run("deleting a webhook drops its deliveries", func(t *testing.T) {
 		when := at.Add(3 * time.Hour)
-		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(21.0)}, "", when)
+		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(21.0)}, "", "", when)
 		require.NoError(t, err)
 		require.NoError(t, s.DeleteWebhook(ctx, "p", w1.ID))
 		require.NoError(t, s.DeleteWebhook(ctx, "p", w2.ID))
@@ -294,7 +294,7 @@ func testReceiverDown(t *testing.T, open Opener) {
 	w := NewWebhook("p", start, chargenet.EventConnectorUpdated)
 	require.NoError(t, s.CreateWebhook(ctx, &w, nil))
 	update := func(p float64, at time.Time) {
-		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", at)
+		_, err := s.UpdateConnector(ctx, 1001, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(p)}, "", "", at)
 		require.NoError(t, err)
 	}
 	claimOne := func(at time.Time) chargenet.Delivery {
@@ -335,7 +335,7 @@ func testStatusNotification(t *testing.T, open Opener) {
 	w := NewWebhook("p", start, chargenet.EventStatusChanged)
 	require.NoError(t, s.CreateWebhook(ctx, &w, nil))
 	notify := func(n chargenet.StatusNotification, at time.Time) (*chargenet.StatusResult, error) {
-		return s.ApplyStatusNotification(ctx, &n, at)
+		return s.ApplyStatusNotification(ctx, &n, "", at)
 	}
 
 	// Charge box 501 holds EVSE 1001 (OCPP connector 1) and 1002 (OCPP 2 and 3).
@@ -456,7 +456,7 @@ func testAnnounce(t *testing.T, open Opener) {
 	var n atomic.Int64
 	a.OnEvents(func() { n.Add(1) })
 	patch := func(power float64) error {
-		_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", now())
+		_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", "", now())
 		return err
 	}
 	status := func(ocpp string, at time.Time) {
@@ -465,7 +465,9 @@ func testAnnounce(t *testing.T, open Opener) {
 			code = "GroundFailure"
 		}
 		_, err := s.ApplyStatusNotification(ctx, &chargenet.StatusNotification{ChargeboxID: 501, ConnectorID: 1, Status: ocpp,
-			ErrorCode: code, Timestamp: at}, at)
+			ErrorCode: code, Timestamp: at}, "",
+			at)
+
 		require.NoError(t, err)
 	}
 

@@ -57,16 +57,16 @@ func (s *store) ListEVSEs(ctx context.Context, seek chargenet.Seek[int64]) ([]ch
 	return out, err
 }
 
-func (s *store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch string, now time.Time) (*chargenet.EVSE, error) {
+func (s *store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch, actor string, now time.Time) (*chargenet.EVSE, error) {
 	ctx, end := s.start(ctx, "UpdateConnector")
-	e, err := s.Store.UpdateConnector(ctx, uid, connectorID, patch, ifMatch, now)
+	e, err := s.Store.UpdateConnector(ctx, uid, connectorID, patch, ifMatch, actor, now)
 	end(err)
 	return e, err
 }
 
-func (s *store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, now time.Time) (*chargenet.StatusResult, error) {
+func (s *store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, actor string, now time.Time) (*chargenet.StatusResult, error) {
 	ctx, end := s.start(ctx, "ApplyStatusNotification")
-	r, err := s.Store.ApplyStatusNotification(ctx, n, now)
+	r, err := s.Store.ApplyStatusNotification(ctx, n, actor, now)
 	end(err)
 	return r, err
 }
@@ -78,30 +78,30 @@ func (s *store) CreateWebhook(ctx context.Context, w *chargenet.Webhook, idem *c
 	return err
 }
 
-func (s *store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+func (s *store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	ctx, end := s.start(ctx, "CreateEVSE")
-	out, err := s.Store.CreateEVSE(ctx, e, idem, now)
+	out, err := s.Store.CreateEVSE(ctx, e, idem, actor, now)
 	end(err)
 	return out, err
 }
 
-func (s *store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, now time.Time) (*chargenet.EVSE, error) {
+func (s *store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	ctx, end := s.start(ctx, "ChangeEVSE")
-	out, err := s.Store.ChangeEVSE(ctx, uid, change, idem, now)
+	out, err := s.Store.ChangeEVSE(ctx, uid, change, idem, actor, now)
 	end(err)
 	return out, err
 }
 
-func (s *store) PutLocation(ctx context.Context, l *chargenet.Location, now time.Time) (*chargenet.Location, bool, error) {
+func (s *store) PutLocation(ctx context.Context, l *chargenet.Location, actor string, now time.Time) (*chargenet.Location, bool, error) {
 	ctx, end := s.start(ctx, "PutLocation")
-	out, created, err := s.Store.PutLocation(ctx, l, now)
+	out, created, err := s.Store.PutLocation(ctx, l, actor, now)
 	end(err)
 	return out, created, err
 }
 
-func (s *store) DeleteLocation(ctx context.Context, id string, now time.Time) (*chargenet.Location, error) {
+func (s *store) DeleteLocation(ctx context.Context, id, actor string, now time.Time) (*chargenet.Location, error) {
 	ctx, end := s.start(ctx, "DeleteLocation")
-	out, err := s.Store.DeleteLocation(ctx, id, now)
+	out, err := s.Store.DeleteLocation(ctx, id, actor, now)
 	end(err)
 	return out, err
 }
@@ -253,9 +253,9 @@ func (s *store) ListLocationChanges(ctx context.Context, seek chargenet.ChangeSe
 	return out, err
 }
 
-func (s *store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64], types []string) ([]chargenet.Event, error) {
+func (s *store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64], types []string, actor string) ([]chargenet.Event, error) {
 	ctx, end := s.start(ctx, "ListEvents")
-	out, err := s.Store.ListEvents(ctx, seek, types)
+	out, err := s.Store.ListEvents(ctx, seek, types, actor)
 	end(err)
 	return out, err
 }
@@ -286,4 +286,18 @@ func (s *store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 	p, err := s.Store.PruneEvents(ctx, before, limit)
 	end(err)
 	return p, err
+}
+
+func (s *store) ListAPIKeys(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.APIKey, error) {
+	ctx, end := s.start(ctx, "ListAPIKeys")
+	out, err := s.Store.ListAPIKeys(ctx, seek)
+	end(err)
+	return out, err
+}
+
+func (s *store) RotateAPIKey(ctx context.Context, name string, r chargenet.KeyRotation) (*chargenet.APIKey, error) {
+	ctx, end := s.start(ctx, "RotateAPIKey")
+	k, err := s.Store.RotateAPIKey(ctx, name, r)
+	end(err)
+	return k, err
 }

@@ -82,7 +82,7 @@ func newFixture(t *testing.T, url string) *fixture {
 
 // change makes an update that produces one event and returns the EVSE version.
 func (f *fixture) change(t *testing.T, power float64) int64 {
-	e, err := f.store.UpdateConnector(context.Background(), 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", time.Now())
+	e, err := f.store.UpdateConnector(context.Background(), 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", "", time.Now())
 	require.NoError(t, err)
 	return e.Version
 }

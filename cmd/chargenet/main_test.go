@@ -170,6 +170,19 @@ func TestUsage(t *testing.T) {
 		{[]string{"chargenet", "apikey"}, errUsage},
 		{[]string{"chargenet", "apikey", "create"}, errUsage},
 		{[]string{"chargenet", "apikey", "create", "--name", "x", "--scope", "root"}, errUsage},
+		{[]string{"chargenet", "apikey", "create", "--name", "x", "--scope", "inventory:read", "--scope", "admin"}, errUsage},
+		{[]string{"chargenet", "apikey", "create", "--name", "env"}, errUsage},
+		{[]string{"chargenet", "apikey", "create", "--name", "chargebox:1"}, errUsage},
+		{[]string{"chargenet", "apikey", "create", "--name", "x", "--expires", "yesterday"}, errUsage},
+		{[]string{"chargenet", "apikey", "create", "--name", "x", "--expires", "-2h"}, errUsage},
+		{[]string{"chargenet", "apikey", "create", "--name", "x", "--expires", "2020-01-01T00:00:00Z"}, errUsage},
+		{[]string{"chargenet", "apikey", "create", "--name", "x", "--rate-limit", "many"}, errUsage},
+		{[]string{"chargenet", "apikey", "create", "--name", "x", "--rate-limit", "10/500ms"}, errUsage},
+		{[]string{"chargenet", "apikey", "create", "--name", "x", "extra"}, errUsage},
+		{[]string{"chargenet", "apikey", "rotate"}, errUsage},
+		{[]string{"chargenet", "apikey", "rotate", "--name", "x", "--overlap", "-1s"}, errUsage},
+		{[]string{"chargenet", "apikey", "list", "extra"}, errUsage},
+		{[]string{"chargenet", "apikey", "delete"}, errUsage},
 		{[]string{"chargenet", "apikey", "revoke"}, errUsage},
 		{[]string{"chargenet", "help"}, nil},
 	}
@@ -259,11 +272,15 @@ func demoFile(t *testing.T) map[string]any {
 	inv := chargenet.DemoInventory(time.Now())
 	var locs []gen.Location
 	for i := range inv.Locations {
-		locs = append(locs, wire.Location(&inv.Locations[i]))
+		l := wire.Location(&inv.Locations[i])
+		l.Version = nil // records not yet stored have none
+		locs = append(locs, l)
 	}
 	var evses []gen.EVSE
 	for i := range inv.EVSEs {
-		evses = append(evses, wire.EVSE(&inv.EVSEs[i]))
+		e := wire.EVSE(&inv.EVSEs[i])
+		e.Version = nil
+		evses = append(evses, e)
 	}
 	return map[string]any{"locations": locs, "evses": evses}
 }
@@ -414,4 +431,96 @@ func TestEventRetentionConfig(t *testing.T) {
 			assert.Equal(t, tt.want, cfg.EventRetention)
 		})
 	}
+}
+
+// TestAPIKeyLifecycleCommands creates a key with scopes, an expiry and a rate limit,
+// lists it, rotates it with and without an overlap, and checks each against a running
+// server.
+func TestAPIKeyLifecycleCommands(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	vars := map[string]string{"CHARGENET_DATABASE": "sqlite:" + path}
+	apikey := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		require.NoError(t, run(context.Background(), append([]string{"chargenet", "apikey"}, args...), env(vars), &out, &errOut), errOut.String())
+		return out.String()
+	}
+	lastLine := func(s string) string {
+		lines := strings.Split(strings.TrimSpace(s), "\n")
+		return lines[len(lines)-1]
+	}
+	reader := lastLine(apikey("create", "--name", "emsp-acme", "--scope", "inventory:read", "--scope", "webhooks",
+		"--expires", "90d", "--rate-limit", "2/1m"))
+	require.Regexp(t, `^cn_[A-Za-z0-9_-]{43}$`, reader)
+	short := lastLine(apikey("create", "--name", "short-lived", "--expires", "2s"))
+
+	list := apikey("list")
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	require.Len(t, lines, 3, list)
+	assert.Regexp(t, `^NAME +SCOPES +CREATED +EXPIRES +RATE LIMIT +LAST USED +OLD SECRET UNTIL$`, lines[0])
+	assert.Regexp(t, `^emsp-acme +inventory:read,webhooks +\S+Z +\S+Z +2/1m0s +never +-$`, lines[1])
+	assert.Regexp(t, `^short-lived +partner +\S+Z +\S+Z +default +never +-$`, lines[2])
+	assert.NotContains(t, list, reader, "list shows no secret")
+
+	get := func(s *serving, key, path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	s := startServe(t, vars)
+	status, _ := get(s, reader, "/v1/locations")
+	assert.Equal(t, 200, status, "the key reads")
+	status, body := get(s, reader, "/emsp/v1/events")
+	assert.Equal(t, 403, status)
+	assert.Contains(t, body, `"scope":"events:read"`, "it holds no other scope")
+	status, _ = get(s, reader, "/v1/locations")
+	assert.Equal(t, 200, status)
+	status, body = get(s, reader, "/v1/locations")
+	assert.Equal(t, 429, status, "its own rate limit: 2 per minute (the refusal of the scope did not count)")
+	assert.Contains(t, body, "rate_limited")
+	require.Eventually(t, func() bool {
+		status, body := get(s, short, "/v1/locations")
+		return status == 403 && strings.Contains(body, `"code":"key_expired"`)
+	}, 10*time.Second, 200*time.Millisecond, "the short-lived key expires")
+	require.NoError(t, s.stop(), "stopping writes the uses noted")
+
+	list = apikey("list")
+	assert.Regexp(t, `(?m)^emsp-acme .* \d{4}-\d\d-\d\dT\d\d:\d\d:00Z +-$`, list, "the last use, to the minute")
+	assert.Regexp(t, `(?m)^short-lived .*\(expired\)`, list)
+
+	var out, errOut bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"chargenet", "apikey", "rotate", "--name", "emsp-acme", "--overlap", "1h"},
+		env(vars), &out, &errOut))
+	rotated := lastLine(out.String())
+	require.Regexp(t, `^cn_[A-Za-z0-9_-]{43}$`, rotated, "the new key alone on the last line")
+	assert.Equal(t, rotated, strings.TrimSpace(out.String()), "stdout holds the key alone")
+	assert.Contains(t, errOut.String(), "old secret works until")
+	assert.Regexp(t, `(?m)^emsp-acme .* \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`, apikey("list"), "the overlap shows")
+
+	s = startServe(t, vars)
+	status, _ = get(s, rotated, "/v1/locations")
+	assert.Equal(t, 200, status, "the new secret works")
+	status, _ = get(s, reader, "/v1/locations")
+	assert.Equal(t, 200, status, "the old one too, during the overlap")
+	require.NoError(t, s.stop())
+
+	third := lastLine(apikey("rotate", "--name", "emsp-acme", "--overlap", "0s"))
+	s = startServe(t, vars)
+	status, body = get(s, rotated, "/v1/locations")
+	assert.Equal(t, 403, status, "no overlap: the replaced secret stops at once")
+	assert.Contains(t, body, `"code":"key_expired"`)
+	status, body = get(s, reader, "/v1/locations")
+	assert.Equal(t, 403, status, "the secret before it is unknown")
+	assert.Contains(t, body, `"code":"unauthorized"`)
+	status, _ = get(s, third, "/v1/locations")
+	assert.Equal(t, 200, status)
+	require.NoError(t, s.stop())
+
+	err := run(context.Background(), []string{"chargenet", "apikey", "rotate", "--name", "nobody"}, env(vars), &out, &errOut)
+	assert.ErrorIs(t, err, chargenet.ErrNotFound)
 }

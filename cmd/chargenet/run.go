@@ -34,8 +34,11 @@ Usage:
   chargenet import [flags] FILE            load {"locations":[...],"evses":[...]} in one transaction
   chargenet migrate [flags]                apply the database migrations
   chargenet backup [flags] OUT             copy a SQLite database, also while serve runs, and check the copy
-  chargenet apikey create --name NAME [--scope partner|ingest] [flags]
+  chargenet apikey create --name NAME [--scope SCOPE]... [--expires WHEN] [--rate-limit N/DURATION]
                                            create an API key and print it (once)
+  chargenet apikey rotate --name NAME [--overlap DURATION] [--expires WHEN]
+                                           give a key a new secret and print it (once)
+  chargenet apikey list [flags]            list the keys: scopes, creation, expiry, last use
   chargenet apikey revoke [flags] NAME     revoke an API key
   chargenet chargebox create --id ID [--identity IDENTITY] [flags]
                                            register a charge box for OCPP and print its new password (once)
@@ -213,6 +216,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	keys := server.NewKeys(apiStore, cfg.APIKeys)
 	keys.CacheTTL = cfg.KeyCacheTTL
+	// Last use of keys is written once a minute, and once more before the store closes.
+	uctx, stopUses := context.WithCancel(context.WithoutCancel(ctx))
+	usesFlushed := make(chan struct{})
+	go func() { defer close(usesFlushed); keys.RunUseFlusher(uctx, server.UseFlushInterval, log) }()
+	defer func() { stopUses(); <-usesFlushed }()
 	limit, _ := parseRateLimit(cfg.RateLimit)         // checked by Validate
 	schedule, _ := parseSchedule(cfg.WebhookSchedule) // checked by Validate
 	dispatcher, err := webhook.New(webhook.Config{Store: store, Schedule: schedule, Timeout: cfg.WebhookTimeout,
@@ -386,52 +394,4 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	fmt.Fprintln(stdout, "database is up to date")
 	return store.Close()
-}
-
-func apikey(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "create" && args[0] != "revoke") {
-		return fmt.Errorf("%w: apikey needs a subcommand: create or revoke", errUsage)
-	}
-	var name, scope string
-	cfg, fs, err := parse("apikey "+args[0], args[1:], getenv, stderr, false, func(fs *flag.FlagSet) {
-		if args[0] == "create" {
-			fs.StringVar(&name, "name", "", "name of the key (required, unique)")
-			fs.StringVar(&scope, "scope", chargenet.ScopePartner, "partner (the public API) or ingest (charge-box status ingestion)")
-		}
-	})
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	if args[0] == "revoke" {
-		if fs.NArg() != 1 {
-			return fmt.Errorf("%w: apikey revoke needs exactly one NAME", errUsage)
-		}
-		name = fs.Arg(0)
-	} else if name == "" || fs.NArg() != 0 {
-		return fmt.Errorf("%w: apikey create needs --name NAME and no other argument", errUsage)
-	} else if scope != chargenet.ScopePartner && scope != chargenet.ScopeIngest {
-		return fmt.Errorf("%w: --scope %q must be partner or ingest", errUsage, scope)
-	}
-	store, err := openStore(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("opening the database: %w", err)
-	}
-	defer func() { _ = store.Close() }()
-	if args[0] == "revoke" {
-		if err := store.RevokeAPIKey(ctx, name, time.Now().UTC()); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "revoked API key %q\n", name)
-		return nil
-	}
-	key := server.NewAPIKey()
-	if err := store.CreateAPIKey(ctx, chargenet.APIKey{Name: name, Hash: chargenet.HashAPIKey(key), Scope: scope, CreatedAt: time.Now().UTC()}); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "API key %q created (scope %s). It is shown only now; store it safely:\n", name, scope)
-	fmt.Fprintln(stdout, key)
-	return nil
 }

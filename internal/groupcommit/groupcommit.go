@@ -9,7 +9,9 @@
 // changes in memory one after the other in the order they were taken (each sees the
 // ones before it, as if they had been committed one by one), and writes each changed
 // EVSE once, however many changes of the group it took: a hot row is written once per
-// group. The events of the changes are written in the same transaction (the webhook
+// group. The location of every EVSE whose version changed is touched once per group
+// (chargenet.Location.Touch with the newest LastUpdated of its changed EVSEs), so that
+// its LastUpdated stays the newest of itself and its parts. The events of the changes are written in the same transaction (the webhook
 // outbox rule). A change refused by a domain rule (a *chargenet.Error) is answered with
 // its error and changes nothing; the others of its group still commit. Any other error
 // fails the whole group: nothing of it is committed, and every change is answered with
@@ -31,6 +33,8 @@ package groupcommit
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +76,9 @@ type Op struct {
 	// Status notification.
 	Note *chargenet.StatusNotification
 
+	// Actor is who made the change (see chargenet.Event.Actor), set on its events.
+	Actor string
+
 	// Now is the time of the change, as the store keeps times (its precision).
 	Now time.Time
 
@@ -96,6 +103,10 @@ type Loaded struct {
 	// EVSEs are the EVSEs Load asked for, in ascending UID, with their connectors in
 	// ascending ID and the status times (StatusReportedAt) of both.
 	EVSEs []chargenet.EVSE
+	// Locations are the locations of those EVSEs, by ID, read after the EVSEs (locked
+	// after them where the database has row locks), with at least their Version and
+	// LastUpdated.
+	Locations map[string]*chargenet.Location
 }
 
 // Change is one EVSE a group changed, as the group left it.
@@ -125,10 +136,12 @@ type Store interface {
 // Tx is a group's transaction.
 type Tx interface {
 	// Commit writes every change (the EVSE's status, status time, version and last
-	// update; of each connector listed, the fields listed), records events in the log
-	// (each queued for the webhooks subscribed to its type) and commits. It reports
-	// whether a delivery was queued. On error nothing is committed.
-	Commit(ctx context.Context, changes []Change, events []chargenet.Event) (queued bool, err error)
+	// update; of each connector listed, the fields listed and its last update), the
+	// version and last update of each location touched (taken from Loaded.Locations and
+	// touched, in ascending ID), records events in the log (each queued for the webhooks
+	// subscribed to its type) and commits. It reports whether a delivery was queued. On
+	// error nothing is committed.
+	Commit(ctx context.Context, changes []Change, locations []*chargenet.Location, events []chargenet.Event) (queued bool, err error)
 	// Rollback ends the transaction without writing anything.
 	Rollback()
 }
@@ -380,7 +393,7 @@ func (q *Queue) try(ops []*Op) error {
 	for i, ch := range g.order {
 		changes[i] = Change{EVSE: ch.e, Connectors: ch.fields, Status: ch.status}
 	}
-	queued, err := tx.Commit(ctx, changes, g.events)
+	queued, err := tx.Commit(ctx, changes, g.touchLocations(loaded.Locations), g.events)
 	if err != nil {
 		return err
 	}
@@ -412,6 +425,7 @@ func (q *Queue) try(ops []*Op) error {
 type group struct {
 	byUID       map[int64]*chargenet.EVSE
 	byChargebox map[int64][]chargenet.EVSE
+	loaded      map[int64]int64 // the Version of each EVSE as loaded
 	changes     map[int64]*changed
 	order       []*changed // in the order of their first change
 	events      []chargenet.Event
@@ -425,10 +439,12 @@ type changed struct {
 
 func newGroup(l *Loaded) *group {
 	g := &group{byUID: make(map[int64]*chargenet.EVSE, len(l.EVSEs)),
-		byChargebox: make(map[int64][]chargenet.EVSE), changes: make(map[int64]*changed)}
+		byChargebox: make(map[int64][]chargenet.EVSE), loaded: make(map[int64]int64, len(l.EVSEs)),
+		changes: make(map[int64]*changed)}
 	counts := make(map[int64]int)
 	for i := range l.EVSEs {
 		counts[l.EVSEs[i].ChargeboxID]++
+		g.loaded[l.EVSEs[i].UID] = l.EVSEs[i].Version
 	}
 	for i := range l.EVSEs {
 		cb := l.EVSEs[i].ChargeboxID
@@ -444,6 +460,31 @@ func newGroup(l *Loaded) *group {
 		}
 	}
 	return g
+}
+
+// touchLocations touches, once each, the locations of the EVSEs whose version the group
+// changed, with the newest LastUpdated of those EVSEs, and returns them in ascending ID.
+// A location missing from locations (an EVSE at none) is skipped.
+func (g *group) touchLocations(locations map[string]*chargenet.Location) []*chargenet.Location {
+	newest := map[string]time.Time{}
+	for _, ch := range g.order {
+		e := ch.e
+		if e.LocationID == "" || e.Version == g.loaded[e.UID] {
+			continue
+		}
+		if t, ok := newest[e.LocationID]; !ok || e.LastUpdated.After(t) {
+			newest[e.LocationID] = e.LastUpdated
+		}
+	}
+	out := make([]*chargenet.Location, 0, len(newest))
+	for id, t := range newest {
+		if l := locations[id]; l != nil {
+			l.Touch(t)
+			out = append(out, l)
+		}
+	}
+	slices.SortFunc(out, func(a, b *chargenet.Location) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 // change returns the record of the group's changes to e, creating it.
@@ -469,8 +510,7 @@ func (g *group) apply(op *Op) error {
 	if _, err := e.UpdateConnector(op.ConnectorID, op.Patch, op.IfMatch); err != nil {
 		return err
 	}
-	e.Version++
-	e.LastUpdated = op.Now
+	e.TouchConnector(op.ConnectorID, op.Now)
 	g.change(e).fields[op.ConnectorID] |= PatchFields(op.Patch)
 	out := e.Clone()
 	ev, err := chargenet.NewConnectorUpdatedEvent(out, op.ConnectorID, op.Now)
@@ -478,6 +518,7 @@ func (g *group) apply(op *Op) error {
 		return err
 	}
 	ev.TraceParent = chargenet.TraceParent(op.ctx) // the group's context is not the request's
+	ev.Actor = op.Actor
 	g.events = append(g.events, ev)
 	op.EVSE = out
 	return nil
@@ -498,6 +539,7 @@ func (g *group) applyNote(op *Op) error {
 	}
 	for _, ev := range plan.Events {
 		ev.TraceParent = chargenet.TraceParent(op.ctx)
+		ev.Actor = op.Actor
 		g.events = append(g.events, ev)
 	}
 	res := plan.Result

@@ -12,13 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakeStore is an in-memory Store: EVSEs by uid, a record of every Begin and Commit.
+// fakeStore is an in-memory Store: EVSEs by uid (1 and 2 at location L1, 3 at L2),
+// locations by id, a record of every Begin and Commit.
 type fakeStore struct {
 	mu        sync.Mutex
 	evses     map[int64]chargenet.EVSE
+	locations map[string]chargenet.Location
 	gate      chan struct{} // when set, the first Begin waits for it to close
 	loads     []Load
 	commits   [][]Change
+	touched   [][]chargenet.Location // the locations of every Commit
 	events    int
 	commitErr []error // returned by the next Commits, in turn
 	announced int
@@ -26,9 +29,13 @@ type fakeStore struct {
 }
 
 func newFakeStore() *fakeStore {
-	f := &fakeStore{evses: map[int64]chargenet.EVSE{}}
+	f := &fakeStore{evses: map[int64]chargenet.EVSE{}, locations: map[string]chargenet.Location{}}
+	for _, id := range []string{"L1", "L2"} {
+		f.locations[id] = chargenet.Location{ID: id, Version: 1, LastUpdated: time.Unix(0, 0).UTC()}
+	}
 	for uid := int64(1); uid <= 3; uid++ {
-		f.evses[uid] = chargenet.EVSE{UID: uid, EvseID: "E", ChargeboxID: 100 + uid, Status: chargenet.StatusAvailable, Version: 1,
+		f.evses[uid] = chargenet.EVSE{UID: uid, EvseID: "E", ChargeboxID: 100 + uid, LocationID: map[bool]string{true: "L1", false: "L2"}[uid < 3],
+			Status: chargenet.StatusAvailable, Version: 1,
 			Connectors: []chargenet.Connector{{ID: 1, Standard: chargenet.StandardIEC62196T2, Format: chargenet.FormatSocket,
 				PowerType: chargenet.PowerAC3Phase, MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400, TariffIDs: []string{}}}}
 	}
@@ -57,12 +64,14 @@ func (f *fakeStore) Begin(_ context.Context, load Load) (Tx, *Loaded, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.loads = append(f.loads, load)
-	l := &Loaded{}
+	l := &Loaded{Locations: map[string]*chargenet.Location{}}
 	for uid := int64(1); uid <= 3; uid++ {
 		e := f.evses[uid]
 		if containsUID(load, e) {
 			e.Connectors = append([]chargenet.Connector(nil), e.Connectors...)
 			l.EVSEs = append(l.EVSEs, e)
+			loc := f.locations[e.LocationID]
+			l.Locations[e.LocationID] = &loc
 		}
 	}
 	return &fakeTx{f: f}, l, nil
@@ -84,7 +93,7 @@ func containsUID(load Load, e chargenet.EVSE) bool {
 
 type fakeTx struct{ f *fakeStore }
 
-func (t *fakeTx) Commit(_ context.Context, changes []Change, events []chargenet.Event) (bool, error) {
+func (t *fakeTx) Commit(_ context.Context, changes []Change, locations []*chargenet.Location, events []chargenet.Event) (bool, error) {
 	f := t.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -99,6 +108,12 @@ func (t *fakeTx) Commit(_ context.Context, changes []Change, events []chargenet.
 	for _, c := range changes {
 		f.evses[c.EVSE.UID] = *c.EVSE
 	}
+	var touched []chargenet.Location
+	for _, l := range locations {
+		f.locations[l.ID] = *l
+		touched = append(touched, *l)
+	}
+	f.touched = append(f.touched, touched)
 	f.events += len(events)
 	return len(events) > 0, nil
 }
@@ -252,6 +267,43 @@ func TestStatusWritesReachedConnectors(t *testing.T) {
 	require.Len(t, f.commits[0], 1)
 	assert.Equal(t, map[int64]int{2: FieldStatus}, f.commits[0][0].Connectors)
 	assert.True(t, f.commits[0][0].Status)
+}
+
+// TestGroupTouchesLocations checks that a group touches the location of every EVSE
+// whose version it changed once, with the newest LastUpdated of those EVSEs, also when
+// the clock runs backwards, and leaves the others alone.
+func TestGroupTouchesLocations(t *testing.T) {
+	f := newFakeStore()
+	f.locations["L1"] = chargenet.Location{ID: "L1", Version: 4, LastUpdated: time.Unix(100, 0).UTC()}
+	q := Start(f, Config{})
+	defer q.Close()
+	first := &Op{UID: 3, ConnectorID: 1, Patch: power(1), Now: time.Unix(50, 0)}
+	ops := []*Op{
+		{UID: 1, ConnectorID: 1, Patch: power(10), Now: time.Unix(200, 0)},
+		{UID: 2, ConnectorID: 1, Patch: power(11), Now: time.Unix(300, 0)},
+		{UID: 1, ConnectorID: 1, Patch: power(12), Now: time.Unix(90, 0)},  // a clock behind
+		{UID: 3, ConnectorID: 1, Patch: power(-1), Now: time.Unix(400, 0)}, // refused: L2 stays
+	}
+	for i, err := range submitAll(t, q, f, first, ops) {
+		require.NoError(t, err, "op %d", i)
+	}
+	require.Len(t, f.touched, 2)
+	assert.Equal(t, []chargenet.Location{{ID: "L2", Version: 2, LastUpdated: time.Unix(50, 0).UTC()}}, f.touched[0],
+		"the first group changed EVSE 3")
+	e1, e2 := f.evses[1], f.evses[2]
+	assert.Equal(t, time.Unix(200, 0).Add(time.Microsecond).UTC(), e1.LastUpdated, "EVSE 1 grows on a clock behind")
+	assert.Equal(t, []chargenet.Location{{ID: "L1", Version: 5, LastUpdated: time.Unix(300, 0).UTC()}}, f.touched[1],
+		"L1 once for three changes, at the newest of EVSE 1 and 2; L2 not for a refused change")
+	assert.False(t, f.locations["L1"].LastUpdated.Before(e1.LastUpdated))
+	assert.False(t, f.locations["L1"].LastUpdated.Before(e2.LastUpdated))
+
+	note := &Op{Note: &chargenet.StatusNotification{ChargeboxID: 103, ConnectorID: 1, Status: "Available", ErrorCode: "NoError",
+		Timestamp: time.Unix(20, 0)}, Now: time.Unix(30, 0)}
+	require.NoError(t, q.Submit(context.Background(), note))
+	require.NoError(t, note.Err)
+	assert.Equal(t, int64(2), f.evses[3].Version, "the status time moved, nothing a partner sees")
+	require.Len(t, f.touched, 3)
+	assert.Empty(t, f.touched[2], "no location touched without a new EVSE version")
 }
 
 // TestSubmitEnds checks Submit's answers when the caller gives up or the queue is closed.

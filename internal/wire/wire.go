@@ -1,7 +1,9 @@
 // Package wire turns the domain into the contract's JSON and back: EVSEs, connectors,
 // locations and the data of events, through the types generated from the contract
 // (package gen). The server answers with these bytes and the stores keep them, so every
-// place that sends an EVSE, a location or an event sends the same JSON.
+// place that sends an EVSE, a location or an event sends the same JSON. Times are sent
+// as package timestamp writes them. Answers show an EVSE's and a location's version;
+// the EVSEs and locations in event data do not (their payload versions do not have it).
 package wire
 
 import (
@@ -10,16 +12,25 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/timestamp"
 )
 
-// EVSE returns e as the contract's EVSE.
+// EVSE returns e as the contract's EVSE, as answers show it: with its version.
 func EVSE(e *chargenet.EVSE) gen.EVSE {
+	out := evse(e)
+	version := e.Version
+	out.Version = &version
+	return out
+}
+
+// evse returns e as the contract's EVSE without its version, as event data shows it.
+func evse(e *chargenet.EVSE) gen.EVSE {
 	out := gen.EVSE{
 		Uid:         e.UID,
 		EvseId:      e.EvseID,
 		ChargeboxId: e.ChargeboxID,
 		Status:      gen.EvseStatus(e.Status),
-		LastUpdated: e.LastUpdated.UTC(),
+		LastUpdated: timestamp.New(e.LastUpdated),
 		Connectors:  make([]gen.Connector, len(e.Connectors)),
 	}
 	if e.LocationID != "" {
@@ -57,15 +68,21 @@ func Connector(c *chargenet.Connector) gen.Connector {
 		}
 		out.Error = &st
 	}
-	if c.DeletedAt != nil {
-		t := c.DeletedAt.UTC()
-		out.DeletedAt = &t
-	}
+	out.DeletedAt = timestamp.Ptr(c.DeletedAt)
 	return out
 }
 
-// Location returns l as the contract's Location.
+// Location returns l as the contract's Location, as answers show it: with its version.
 func Location(l *chargenet.Location) gen.Location {
+	out := location(l)
+	version := l.Version
+	out.Version = &version
+	return out
+}
+
+// location returns l as the contract's Location without its version, as event data
+// shows it.
+func location(l *chargenet.Location) gen.Location {
 	out := gen.Location{
 		Id:          l.ID,
 		Name:        l.Name,
@@ -75,7 +92,7 @@ func Location(l *chargenet.Location) gen.Location {
 		Coordinates: gen.GeoLocation{Latitude: l.Latitude, Longitude: l.Longitude},
 		TimeZone:    l.TimeZone,
 		EvseUids:    l.EvseUIDs,
-		LastUpdated: l.LastUpdated.UTC(),
+		LastUpdated: timestamp.New(l.LastUpdated),
 	}
 	if out.EvseUids == nil {
 		out.EvseUids = []int64{}
@@ -84,17 +101,14 @@ func Location(l *chargenet.Location) gen.Location {
 		pc := l.PostalCode
 		out.PostalCode = &pc
 	}
-	if l.DeletedAt != nil {
-		at := l.DeletedAt.UTC()
-		out.DeletedAt = &at
-	}
+	out.DeletedAt = timestamp.Ptr(l.DeletedAt)
 	return out
 }
 
-// EncodeEVSE returns the contract JSON of e.
+// EncodeEVSE returns the contract JSON of e, as answers show it.
 func EncodeEVSE(e *chargenet.EVSE) ([]byte, error) { return json.Marshal(EVSE(e)) }
 
-// EncodeLocation returns the contract JSON of l.
+// EncodeLocation returns the contract JSON of l, as answers show it.
 func EncodeLocation(l *chargenet.Location) ([]byte, error) { return json.Marshal(Location(l)) }
 
 // ParseEVSE returns the domain EVSE of a contract EVSE (as found in an import file). It
@@ -164,17 +178,19 @@ func ParseLocation(l *gen.Location) chargenet.Location {
 }
 
 // EventData returns the data of ev in its type's latest payload version: ev.Data when
-// the event was read back from the log (Payload nil), else its Payload encoded. It
-// returns an error for a payload of an unknown kind.
+// the event was read back from the log (Payload nil), else its Payload encoded, with
+// ev.Actor as actor (none when it is empty). It returns an error for a payload of an
+// unknown kind.
 func EventData(ev *chargenet.Event) (json.RawMessage, error) {
+	actor := optional(ev.Actor)
 	switch p := ev.Payload.(type) {
 	case nil:
 		return ev.Data, nil
 	case chargenet.EVSEPayload:
 		e := &p.EVSE
 		return json.Marshal(gen.EvseEventData{Uid: e.UID, EvseId: e.EvseID, ChargeboxId: e.ChargeboxID,
-			LocationId: optional(e.LocationID), Version: e.Version, Evse: EVSE(e),
-			PreviousLocationId: optional(p.PreviousLocationID)})
+			LocationId: optional(e.LocationID), Version: e.Version, Evse: evse(e),
+			PreviousLocationId: optional(p.PreviousLocationID), Actor: actor})
 	case chargenet.ConnectorPayload:
 		e := &p.EVSE
 		c := e.Connector(p.ConnectorID)
@@ -182,25 +198,27 @@ func EventData(ev *chargenet.Event) (json.RawMessage, error) {
 			return nil, fmt.Errorf("event %s: connector %d of EVSE %d not found", ev.ID, p.ConnectorID, e.UID)
 		}
 		return json.Marshal(gen.ConnectorUpdatedData{Uid: e.UID, EvseId: e.EvseID, ChargeboxId: e.ChargeboxID,
-			LocationId: optional(e.LocationID), Version: e.Version, Connector: Connector(c)})
+			LocationId: optional(e.LocationID), Version: e.Version, Connector: Connector(c), Actor: actor})
 	case chargenet.StatusPayload:
 		e := &p.EVSE
 		source := p.Source
 		out := gen.StatusChangedData{Uid: e.UID, EvseId: e.EvseID, ChargeboxId: e.ChargeboxID,
 			LocationId: optional(e.LocationID), Version: e.Version, Status: gen.EvseStatus(e.Status),
-			PreviousStatus: gen.EvseStatus(p.Previous), ReportedAt: p.ReportedAt.UTC(), Source: &source}
+			PreviousStatus: gen.EvseStatus(p.Previous), ReportedAt: timestamp.New(p.ReportedAt), Source: &source, Actor: actor}
 		if n := p.Notification; n != nil {
 			code := gen.ConnectorErrorCode(n.ErrorCode)
 			out.OcppConnectorId, out.OcppStatus, out.ErrorCode = &n.ConnectorID, &n.Status, &code
 		}
 		return json.Marshal(out)
 	case chargenet.LocationPayload:
-		return EncodeLocation(&p.Location)
+		l := location(&p.Location)
+		l.Actor = actor
+		return json.Marshal(l)
 	case chargenet.PingPayload:
-		return json.Marshal(gen.PingData{WebhookId: p.WebhookID, Url: p.URL})
+		return json.Marshal(gen.PingData{WebhookId: p.WebhookID, Url: p.URL, Actor: actor})
 	case chargenet.ChargeboxPayload:
 		out := gen.ChargeboxEventData{ChargeboxId: p.ChargeboxID, Identity: p.Identity,
-			Protocol: gen.ChargeboxEventDataProtocol(p.Protocol)}
+			Protocol: gen.ChargeboxEventDataProtocol(p.Protocol), Actor: actor}
 		if p.Reason != "" {
 			reason := gen.ChargeboxEventDataReason(p.Reason)
 			out.Reason = &reason

@@ -408,7 +408,7 @@ async function webhooks(): Promise<void> {
   equal(created.response.status, 201, "created answers 201");
   check(/^whsec_[A-Za-z0-9+/]{43}=$/.test(hook.secret), "the secret is whsec_ + base64 of 32 bytes", hook.secret);
   equal(created.response.headers.get("Location"), `/emsp/v1/webhooks/${hook.id}`, "Location names the new subscription");
-  equal(hook.event_types.map((e) => `${e.type}@${e.api_version}`), ["evse.connector.updated@1.0", "evse.status.changed@1.0"],
+  equal(hook.event_types.map((e) => `${e.type}@${e.api_version}`), ["evse.connector.updated@1.1", "evse.status.changed@1.0"],
     "versions are resolved (latest when absent)");
   const path = { params: { path: { webhookId: hook.id } } };
 
@@ -475,7 +475,7 @@ async function lifecycle(): Promise<void> {
   const loc = must(put.data, `PUT /v1/locations/${id}: success`, put.error ?? put.response.status);
   equal(put.response.status, 201, "PUT of a new id answers 201");
   equal(put.response.headers.get("Location"), `/v1/locations/${id}`, "201 Location names the new location");
-  equal({ ...loc, lastUpdated: "" }, { ...input, id, evseUids: [], lastUpdated: "" }, "the location holds the fields sent, no EVSEs");
+  equal({ ...loc, lastUpdated: "" }, { ...input, id, evseUids: [], lastUpdated: "", version: 1 }, "the location holds the fields sent, no EVSEs, at version 1");
   const first = meta("PUT /v1/locations", put.response);
   const again = await api.PUT("/v1/locations/{id}", { ...locPath, body: input });
   equal(again.response.status, 200, "the same PUT again answers 200");
