@@ -114,6 +114,27 @@ func (e *env) dial(identity, pass, proto string) (*box, int, error) {
 	return b, http.StatusSwitchingProtocols, nil
 }
 
+// changedBy returns the uids of the evse.status.changed events in the log whose actor
+// is actor, in log order, checking that each carries actor in its data too. The log
+// shows an event shortly after its commit.
+func (e *env) changedBy(actor string) []int64 {
+	e.t.Helper()
+	events, err := e.store.ListEvents(context.Background(), chargenet.ChangeSeek[int64]{Limit: chargenet.MaxPageSize},
+		[]string{chargenet.EventStatusChanged}, actor)
+	require.NoError(e.t, err)
+	uids := []int64{}
+	for _, ev := range events {
+		var d struct {
+			UID   int64  `json:"uid"`
+			Actor string `json:"actor"`
+		}
+		require.NoError(e.t, json.Unmarshal(ev.Data, &d))
+		assert.Equal(e.t, actor, d.Actor, "event %s", ev.ID)
+		uids = append(uids, d.UID)
+	}
+	return uids
+}
+
 func (e *env) mustDial(identity, proto string) *box {
 	e.t.Helper()
 	b, status, err := e.dial(identity, password, proto)
@@ -260,6 +281,8 @@ func TestMessages16(t *testing.T) {
 	assert.Equal(t, chargenet.StatusOutOfOrder, e.evseStatus(1001))
 	b.callOK("4", "StatusNotification", `{"connectorId":3,"errorCode":"NoError","status":"Charging"}`)
 	assert.Equal(t, chargenet.StatusCharging, e.evseStatus(1002), "connector 3 is EVSE 1002's second")
+	eventually(t, func() bool { return len(e.changedBy("chargebox:501")) > 0 }, "the change is in the log")
+	assert.Equal(t, []int64{1001}, e.changedBy("chargebox:501"), "the box's notification has its actor (1002 was CHARGING)")
 	assert.Equal(t, map[string]any{"idTagInfo": map[string]any{"status": "Accepted"}}, b.callOK("5", "Authorize", `{"idTag":"TAG-1"}`))
 	start := b.callOK("6", "StartTransaction", `{"connectorId":1,"idTag":"TAG-1","meterStart":0,"timestamp":"2026-11-22T10:00:00Z"}`)
 	assert.Greater(t, start["transactionId"], 0.0)
@@ -287,6 +310,8 @@ func TestMessages201(t *testing.T) {
 	require.Len(t, evses.EVSEUIDs, 2)
 	b.callOK("2", "StatusNotification", `{"timestamp":"`+now+`","connectorStatus":"Occupied","evseId":2,"connectorId":1}`)
 	assert.Equal(t, chargenet.StatusCharging, e.evseStatus(evses.EVSEUIDs[1]), "station EVSE 2 is the box's second EVSE")
+	eventually(t, func() bool { return len(e.changedBy("chargebox:CB-502")) > 0 }, "the change is in the log")
+	assert.Equal(t, []int64{evses.EVSEUIDs[1]}, e.changedBy("chargebox:CB-502"), "the box's notification has its actor")
 	assert.Equal(t, map[string]any{"idTokenInfo": map[string]any{"status": "Invalid"}},
 		b.callOK("3", "Authorize", `{"idToken":{"idToken":"TAG-1","type":"ISO14443"}}`), "--ocpp-authorize reject")
 	assert.Equal(t, map[string]any{"idTokenInfo": map[string]any{"status": "Invalid"}},
@@ -408,6 +433,9 @@ func TestDisconnect(t *testing.T) {
 	require.NoError(t, b.ws.Close())
 	eventually(t, func() bool { return e.evseStatus(1001) == chargenet.StatusUnknown }, "EVSE 1001 UNKNOWN after the close")
 	eventually(t, func() bool { return e.evseStatus(1002) == chargenet.StatusUnknown }, "EVSE 1002 UNKNOWN after the close")
+	eventually(t, func() bool { return len(e.changedBy("chargebox:501")) >= 3 }, "the changes are in the log")
+	assert.Equal(t, []int64{1002, 1001, 1002}, e.changedBy("chargebox:501"),
+		"the notification's change (1002 was CHARGING) and the connection's two have the box's actor")
 
 	// A box that answers nothing, not even pings, is closed after the offline timeout.
 	d := websocket.Dialer{Subprotocols: []string{"ocpp2.0.1"}}

@@ -103,8 +103,9 @@ func TestOCPPChargeBox(t *testing.T) {
 					return strings.Contains(string(res.body), `"ocppStatus":"Faulted"`)
 				}), "the event log holds the notification's event")
 				assert.True(t, eventually(10*time.Second, func() bool {
-					return hooks.has("chargebox.connected", `"protocol":"`+proto+`"`) &&
-						hooks.has("evse.status.changed", `"uid":1001`, `"status":"OUTOFORDER"`, `"source":"chargebox"`)
+					return hooks.has("chargebox.connected", `"protocol":"`+proto+`"`, `"actor":"chargebox:CB-501"`) &&
+						hooks.has("evse.status.changed", `"uid":1001`, `"status":"OUTOFORDER"`, `"source":"chargebox"`,
+							`"actor":"chargebox:CB-501"`)
 				}), "webhooks: chargebox.connected and the status change")
 
 				// A box notification with a connector it does not have is refused with a CALLERROR.
@@ -139,7 +140,8 @@ func TestOCPPChargeBox(t *testing.T) {
 				assert.False(t, a.chargebox(t, 501).Connected)
 				assert.True(t, eventually(10*time.Second, func() bool {
 					return hooks.has("chargebox.disconnected", `"reason":"closed"`) &&
-						hooks.has("evse.status.changed", `"uid":1001`, `"status":"UNKNOWN"`, `"source":"connection"`)
+						hooks.has("evse.status.changed", `"uid":1001`, `"status":"UNKNOWN"`, `"source":"connection"`,
+							`"actor":"chargebox:CB-501"`)
 				}), "webhooks: chargebox.disconnected and the connection's status change")
 			})
 		}
