@@ -24,9 +24,10 @@ say "building chargenet and bench/ocpp"
 "$OUT/bin/ocpp" gen "$BOXES" "$FIRST" >"$OUT/boxes.json"
 
 # prepare DATABASE: the boxes' inventory, their registrations, an ingest key (printed).
+# Each step checks its own failure: set -e does not apply inside $(prepare) || die.
 prepare() {
-	"$OUT/bin/chargenet" import --database "$1" "$OUT/boxes.json" >&2
-	"$OUT/bin/ocpp" register "$1" "$BOXES" "$FIRST" "$PASSWORD"
+	"$OUT/bin/chargenet" import --database "$1" "$OUT/boxes.json" >&2 || return 1
+	"$OUT/bin/ocpp" register "$1" "$BOXES" "$FIRST" "$PASSWORD" || return 1
 	"$OUT/bin/chargenet" apikey create --database "$1" --name bench-ocpp-ingest --scope ingest 2>/dev/null
 }
 

@@ -296,6 +296,9 @@ func measure(args []string) error {
 		if via == "ocpp" {
 			out("rss_after_rate_kb", rssKB(o.pid))
 		}
+		if len(lat) == 0 {
+			return fmt.Errorf("%s: every one of %d notifications failed: is the inventory imported?", via, errs)
+		}
 	}
 
 	// 4. Throughput, OCPP and HTTP alternating.

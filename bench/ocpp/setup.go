@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -22,7 +23,8 @@ const locations = 100
 // evseUID is the uid of the generated EVSE of charge box i (from 0).
 func evseUID(i int) int64 { return 100001 + int64(i) }
 
-// gen writes the import file of N charge boxes from FIRST, one AC EVSE each.
+// gen writes the import file of N charge boxes from FIRST, one AC EVSE each, on
+// standard output.
 func gen(args []string) error {
 	if len(args) != 2 {
 		return fmt.Errorf("usage: ocpp gen N FIRST")
@@ -32,14 +34,21 @@ func gen(args []string) error {
 	if err1 != nil || err2 != nil || n < 1 || first < 1 {
 		return fmt.Errorf("the box count and the first id must be positive integers")
 	}
-	now := time.Now().UTC().Truncate(time.Second)
+	return writeInventory(os.Stdout, n, first, time.Now())
+}
+
+// writeInventory writes the import file of n charge boxes from first, one AC EVSE each
+// at one of the locations, all last updated at now.
+func writeInventory(w io.Writer, n int, first int64, now time.Time) error {
+	now = now.UTC().Truncate(time.Second)
 	var out struct {
 		Locations []any `json:"locations"`
 		EVSEs     []any `json:"evses"`
 	}
 	for i := range locations {
 		l := chargenet.Location{ID: fmt.Sprintf("BOX-LOC-%03d", i+1), Name: fmt.Sprintf("Box site %d", i+1), Address: "Hafenstrasse 1",
-			City: "Hamburg", PostalCode: "20457", Country: "DEU", Latitude: 53.54, Longitude: 9.98, TimeZone: "Europe/Berlin", LastUpdated: now}
+			City: "Hamburg", PostalCode: "20457", Country: "DEU", Latitude: 53.54, Longitude: 9.98, TimeZone: "Europe/Berlin",
+			LastUpdated: now, Version: 1}
 		out.Locations = append(out.Locations, wire.Location(&l))
 	}
 	for i := range n {
@@ -50,7 +59,7 @@ func gen(args []string) error {
 				PowerType: chargenet.PowerAC3Phase, MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400, TariffIDs: []string{}}}}
 		out.EVSEs = append(out.EVSEs, wire.EVSE(&e))
 	}
-	return json.NewEncoder(os.Stdout).Encode(out)
+	return json.NewEncoder(w).Encode(out)
 }
 
 // register registers N charge boxes from FIRST, identity their id, all with PASSWORD.
