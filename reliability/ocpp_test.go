@@ -285,6 +285,57 @@ func TestOCPPReplicas(t *testing.T) {
 	}))
 }
 
+// TestOCPPReplicasReplace connects a box to one PostgreSQL replica and then again to the
+// other: the first replica closes the old connection (1008) within seconds, and the box
+// stays connected, its EVSEs as it reported them.
+func TestOCPPReplicasReplace(t *testing.T) {
+	db := postgresBackend().database(t)
+	a, baseA := ocppServe(t, db)
+	b, baseB := ocppServe(t, db)
+	password := registerBox(t, db, 501, "501")
+	first := rawDial(t, baseA+"/501", "501", password)
+	call(t, first, `[2,"1","StatusNotification",{"connectorId":0,"errorCode":"NoError","status":"Available"}]`)
+	second := rawDial(t, baseB+"/501", "501", password)
+	start := time.Now()
+	_ = first.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var err error
+	for err == nil {
+		_, _, err = first.ReadMessage()
+	}
+	var ce *websocket.CloseError
+	require.ErrorAs(t, err, &ce, "replica A closes the replaced connection\nA:\n%s\nB:\n%s", a.Log(), b.Log())
+	assert.Equal(t, websocket.ClosePolicyViolation, ce.Code)
+	t.Logf("replica A closed the replaced connection %s after the box connected to B", time.Since(start).Round(time.Millisecond))
+	assert.Less(t, time.Since(start), 5*time.Second)
+	call(t, second, `[2,"2","Heartbeat",{}]`)
+	viaB := newAPI(b.Base, true)
+	assert.True(t, viaB.chargebox(t, 501).Connected)
+	assert.Equal(t, "AVAILABLE", viaB.evseStatus(t, 1001), "a replaced connection does not end the box's")
+}
+
+// rawDial opens a WebSocket (subprotocol ocpp1.6) to url with Basic auth, closed when
+// the test ends.
+func rawDial(t *testing.T, url, user, password string) *websocket.Conn {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://x", nil)
+	req.SetBasicAuth(user, password)
+	d := websocket.Dialer{Subprotocols: []string{"ocpp1.6"}, HandshakeTimeout: 5 * time.Second}
+	c, _, err := d.Dial(url, http.Header{"Authorization": req.Header["Authorization"]})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// call sends frame (a CALL) on c and requires its CALLRESULT.
+func call(t *testing.T, c *websocket.Conn, frame string) {
+	t.Helper()
+	require.NoError(t, c.WriteMessage(websocket.TextMessage, []byte(frame)))
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, data, err := c.ReadMessage()
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(data), "[3,"), "a CALLRESULT: %s", data)
+}
+
 // TestOCPPCrash kills the server with -9 while boxes send status notifications, starts
 // it again, and checks that every notification that got its CALLRESULT before or after
 // the kill is in the event log; the boxes reconnect and are served again.
