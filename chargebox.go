@@ -72,8 +72,11 @@ type AvailabilityRequest struct {
 }
 
 // ChargeboxService is the persistence of charge boxes that connect over OCPP. Both
-// stores implement it. Errors are domain errors (*Error) for what a caller caused,
-// ErrUnavailable when the database cannot be reached, other errors otherwise.
+// stores implement it. Unlike the network's write methods, its methods take no actor:
+// every event they record (a connection, its end, EVSEs turning UNKNOWN) is the box's,
+// with ChargeboxActor of its identity, whoever ended the connection. Errors are domain
+// errors (*Error) for what a caller caused, ErrUnavailable when the database cannot be
+// reached, other errors otherwise.
 type ChargeboxService interface {
 	// RegisterChargebox registers box id with identity and the hash of its password,
 	// or replaces both for a box already registered (then created is false; the caller
