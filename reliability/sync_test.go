@@ -455,6 +455,7 @@ type syncWriter struct {
 	a         *api
 	rnd       *rand.Rand
 	next      int
+	demo      int                           // demo EVSEs patched
 	locations []string                      // live locations
 	evses     map[string][]int64            // live EVSEs by location
 	status    map[int64]string              // OCPP status last sent to each EVSE
@@ -603,9 +604,13 @@ func (wr *syncWriter) step(ingest string) bool {
 		wr.held[e.UID] = status == "PLANNED"
 		wr.events++
 	case r < 48: // a connector changed: an own EVSE or a demo EVSE shared by every writer
-		uid := int64(1001 + wr.rnd.IntN(40))
+		// The demo EVSEs in turn, each writer from its own, so that together they reach
+		// all 40 early however slow the machine.
+		uid := int64(1001 + (wr.w*5+wr.demo)%40)
 		if own := live(); len(own) > 0 && wr.rnd.IntN(2) == 0 {
 			uid = own[wr.rnd.IntN(len(own))]
+		} else {
+			wr.demo++
 		}
 		wr.next++
 		power := float64(wr.w+1) + float64(wr.next)/100000 // never the value it has: every PATCH changes it
