@@ -16,8 +16,10 @@ RELEASED_SPEC := openapi/released/2.13.0.yaml
 OCPI_RELEASED_SPEC := openapi/released/ocpi-2.2.1/1.0.0.yaml
 DEV_KEY ?= dev-key-change-me-0123456789
 ADDR ?= 127.0.0.1:8080
+OCPP_ADDR ?= 127.0.0.1:9000
+OCPP_DEV_PASSWORD ?= dev-ocpp-password-change-me
 
-.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-scale bench-compare bench-eventlog bench-ocpi
+.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-ocpp bench-scale bench-compare bench-eventlog bench-ocpi
 
 all: build
 
@@ -31,7 +33,8 @@ run: build ## run the service on embedded SQLite (data/chargenet.db) with the de
 	@echo "Try:  curl -s -H 'Authorization: Bearer $(DEV_KEY)' 'http://$(ADDR)/v1/locations?limit=2'"
 	@echo "      curl -s -X PATCH -H 'Authorization: Bearer $(DEV_KEY)' -H 'Content-Type: application/json' \\"
 	@echo "           -d '{\"maxElectricPower\": 300}' http://$(ADDR)/v2/evses/1002/connectors/1"
-	CHARGENET_API_KEYS=$(DEV_KEY) ./bin/chargenet serve --demo --addr $(ADDR)
+	@echo "OCPP: point a charge box at ws://$(OCPP_ADDR)/ocpp/501 (OCPP 1.6 or 2.0.1), Basic auth user 501, password $(OCPP_DEV_PASSWORD)"
+	CHARGENET_API_KEYS=$(DEV_KEY) CHARGENET_OCPP_DEV_PASSWORD=$(OCPP_DEV_PASSWORD) ./bin/chargenet serve --demo --addr $(ADDR) --ocpp-addr $(OCPP_ADDR)
 
 generate: ## regenerate gen/ from the contracts in openapi/
 	$(GO) generate ./...
@@ -79,8 +82,11 @@ go-test: tools-npm prometheus-tools ## go test -race over every package (Postgre
 	trap 'scripts/pg-test-cluster.sh stop "$$CHARGENET_PG_DIR"' EXIT; \
 	$(GO) test -race -count=1 -timeout 30m ./...
 
-bench: ## load benchmark: full stack vs a bare Echo ceiling vs Prism mock (wrk); writes bench/results.md
+bench: ## load benchmark: full stack vs a bare Echo ceiling vs Prism mock (wrk), then bench-ocpp; writes bench/results.md
 	bench/run.sh
+
+bench-ocpp: ## OCPP charge boxes: 10,000 connected (RSS each, connect time), 1,000 StatusNotifications/s (CALLRESULT and event latency), throughput against the HTTP ingestion; SQLite and PostgreSQL; writes the OCPP section of bench/results.md
+	bench/ocpp.sh
 
 bench-compare: ## reads, reads under writes and writes of make bench for two trees (OLD=commit NEW=commit or .), interleaved rounds, ratios; PG=1 adds PostgreSQL
 	bench/compare.sh

@@ -13,22 +13,26 @@ import (
 // The event types the service produces. eventtypes.json lists them with their payload
 // versions; Renderers holds one renderer per type and version.
 const (
-	EventConnectorUpdated = "evse.connector.updated"
-	EventConnectorCreated = "evse.connector.created"
-	EventConnectorDeleted = "evse.connector.deleted"
-	EventStatusChanged    = "evse.status.changed"
-	EventEVSECreated      = "evse.created"
-	EventEVSERemoved      = "evse.removed"
-	EventEVSEUpdated      = "evse.updated"
-	EventLocationCreated  = "location.created"
-	EventLocationUpdated  = "location.updated"
-	EventLocationDeleted  = "location.deleted"
+	EventConnectorUpdated      = "evse.connector.updated"
+	EventConnectorCreated      = "evse.connector.created"
+	EventConnectorDeleted      = "evse.connector.deleted"
+	EventStatusChanged         = "evse.status.changed"
+	EventEVSECreated           = "evse.created"
+	EventEVSERemoved           = "evse.removed"
+	EventEVSEUpdated           = "evse.updated"
+	EventLocationCreated       = "location.created"
+	EventLocationUpdated       = "location.updated"
+	EventLocationDeleted       = "location.deleted"
+	EventChargeboxConnected    = "chargebox.connected"
+	EventChargeboxDisconnected = "chargebox.disconnected"
 )
 
-// Sources of an evse.status.changed event (version 1.1 and later).
+// Sources of an evse.status.changed event (version 1.1 and later; SourceConnection
+// from version 1.2).
 const (
-	SourceChargebox = "chargebox"
-	SourceOperator  = "operator"
+	SourceChargebox  = "chargebox"
+	SourceOperator   = "operator"
+	SourceConnection = "connection" // the charge box's OCPP connection ended
 )
 
 // Event is a change the service made, recorded in the same transaction as the change
@@ -61,14 +65,15 @@ type Event struct {
 // event's stored Data into that version's data. The catalogue (eventtypes.json) must
 // list exactly these types and versions; a test keeps them equal.
 //
-// Every type's latest version carries actor (1.1; 1.2 for evse.status.changed); the
-// versions before it are rendered without.
+// Every type's latest version carries actor (1.1; 1.2 for evse.status.changed, whose
+// 1.2 also adds source connection; 1.0 for the chargebox types, which began with it);
+// the versions before it are rendered without.
 var Renderers = map[string]map[string]func(json.RawMessage) (json.RawMessage, error){
 	EventConnectorUpdated: {"1.0": withoutActor, "1.1": identity},
 	EventConnectorCreated: {"1.0": withoutActor, "1.1": identity},
 	EventConnectorDeleted: {"1.0": withoutActor, "1.1": identity},
 	EventStatusChanged: {"1.0": then(withoutActor, statusChanged10), "1.1": then(withoutActor, statusChanged11),
-		"1.2": statusChanged11},
+		"1.2": statusChanged12},
 	EventEVSECreated:     {"1.0": withoutActor, "1.1": identity},
 	EventEVSERemoved:     {"1.0": withoutActor, "1.1": identity},
 	EventEVSEUpdated:     {"1.0": withoutActor, "1.1": identity},
@@ -76,6 +81,9 @@ var Renderers = map[string]map[string]func(json.RawMessage) (json.RawMessage, er
 	EventLocationUpdated: {"1.0": withoutActor, "1.1": identity},
 	EventLocationDeleted: {"1.0": withoutActor, "1.1": identity},
 	EventWebhookPing:     {"1.0": withoutActor, "1.1": identity},
+
+	EventChargeboxConnected:    {"1.0": identity},
+	EventChargeboxDisconnected: {"1.0": identity},
 }
 
 // PingVersion is the payload version test pings are delivered in: webhook.ping's latest.
@@ -112,7 +120,8 @@ func then(first, second func(json.RawMessage) (json.RawMessage, error)) func(jso
 }
 
 // statusChanged10 renders evse.status.changed 1.0 from the stored data: without
-// source, and for the operator's change with ocppConnectorId 0 (1.0 requires it).
+// source, and for the operator's change and the connection's with ocppConnectorId 0
+// (1.0 requires it; 0 is the whole charge box).
 func statusChanged10(d json.RawMessage) (json.RawMessage, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(d, &m); err != nil {
@@ -123,15 +132,30 @@ func statusChanged10(d json.RawMessage) (json.RawMessage, error) {
 		return d, nil // stored before 1.1: already 1.0
 	}
 	delete(m, "source")
-	if string(src) == `"`+SourceOperator+`"` {
+	if s := string(src); s == `"`+SourceOperator+`"` || s == `"`+SourceConnection+`"` {
 		m["ocppConnectorId"] = json.RawMessage("0")
 	}
 	return json.Marshal(m)
 }
 
-// statusChanged11 renders evse.status.changed from 1.1 on: the stored data, with source
-// chargebox for data stored before 1.1.
+// statusChanged11 renders evse.status.changed 1.1: the stored data, with source
+// chargebox for data stored before 1.1 and for a change of the connection (1.1 knows
+// only chargebox and operator; the connection is the charge box's).
 func statusChanged11(d json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(d, &m); err != nil {
+		return nil, err
+	}
+	if src, ok := m["source"]; ok && string(src) != `"`+SourceConnection+`"` {
+		return d, nil
+	}
+	m["source"] = json.RawMessage(`"` + SourceChargebox + `"`)
+	return json.Marshal(m)
+}
+
+// statusChanged12 renders evse.status.changed 1.2: the stored data, with source
+// chargebox for data stored before 1.1.
+func statusChanged12(d json.RawMessage) (json.RawMessage, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(d, &m); err != nil {
 		return nil, err
@@ -175,7 +199,7 @@ func (e *Event) RenderData(version string) (json.RawMessage, error) {
 }
 
 // EventPayload is what an event says, as the domain made it: one of EVSEPayload,
-// ConnectorPayload, StatusPayload, LocationPayload and PingPayload. A store encodes it
+// ConnectorPayload, StatusPayload, LocationPayload, PingPayload and ChargeboxPayload. A store encodes it
 // into the event's Data (package internal/wire) when it writes the event.
 type EventPayload interface{ eventPayload() }
 
@@ -195,8 +219,9 @@ type ConnectorPayload struct {
 }
 
 // StatusPayload is the data of evse.status.changed: the EVSE as it is after the change,
-// its status before, who changed it (SourceChargebox or SourceOperator), when, and the
-// charge box's notification (nil for the operator's change).
+// its status before, who changed it (SourceChargebox, SourceOperator or
+// SourceConnection), when, and the charge box's notification (nil for the operator's
+// change and the connection's).
 type StatusPayload struct {
 	EVSE         EVSE
 	Previous     EvseStatus
@@ -212,11 +237,19 @@ type LocationPayload struct{ Location Location }
 // PingPayload is the data of webhook.ping: the webhook tested and its URL.
 type PingPayload struct{ WebhookID, URL string }
 
+// ChargeboxPayload is the data of chargebox.connected and chargebox.disconnected: the
+// box, the OCPP version of the connection, and why it ended (disconnected only).
+type ChargeboxPayload struct {
+	ChargeboxID                int64
+	Identity, Protocol, Reason string
+}
+
 func (EVSEPayload) eventPayload()      {}
 func (ConnectorPayload) eventPayload() {}
 func (StatusPayload) eventPayload()    {}
 func (LocationPayload) eventPayload()  {}
 func (PingPayload) eventPayload()      {}
+func (ChargeboxPayload) eventPayload() {}
 
 // newEvent returns an event of type typ at now saying p.
 func newEvent(typ string, p EventPayload, now time.Time) Event {
@@ -252,6 +285,26 @@ func NewStatusChangedEvent(e *EVSE, previous EvseStatus, n *StatusNotification, 
 func NewOperatorStatusChangedEvent(e *EVSE, previous EvseStatus, now time.Time) Event {
 	return newEvent(EventStatusChanged, StatusPayload{EVSE: *e.Clone(), Previous: previous, Source: SourceOperator,
 		ReportedAt: now.UTC()}, now)
+}
+
+// NewConnectionStatusChangedEvent returns the evse.status.changed event of e (as it is
+// after the change) turned UNKNOWN because its charge box's connection ended, with
+// actor as its Actor (ChargeboxActor of the box).
+func NewConnectionStatusChangedEvent(e *EVSE, previous EvseStatus, actor string, now time.Time) Event {
+	ev := newEvent(EventStatusChanged, StatusPayload{EVSE: *e.Clone(), Previous: previous, Source: SourceConnection,
+		ReportedAt: now.UTC()}, now)
+	ev.Actor = actor
+	return ev
+}
+
+// NewChargeboxEvent returns the chargebox.connected or chargebox.disconnected event of
+// box c (its Protocol the connection's), with reason for chargebox.disconnected. Its
+// actor is the box's (ChargeboxActor): a connection is the box's doing, and so is its
+// end as the service sees it, even when a revocation ended it.
+func NewChargeboxEvent(typ string, c *Chargebox, reason string, now time.Time) Event {
+	ev := newEvent(typ, ChargeboxPayload{ChargeboxID: c.ID, Identity: c.Identity, Protocol: c.Protocol, Reason: reason}, now)
+	ev.Actor = ChargeboxActor(c.Identity)
+	return ev
 }
 
 // NewEVSEEvent returns the event of type typ (evse.created or evse.removed) of e as it

@@ -103,6 +103,15 @@ func TestEventsMatchTheContract(t *testing.T) {
 		}
 		events = append(events, chargenet.NewLocationEvent(typ, &loc, now))
 	}
+	// A charge box's connection: connected, and disconnected with its EVSEs turned UNKNOWN.
+	box := &chargenet.Chargebox{ID: 501, Identity: "CB-501", Protocol: chargenet.ProtocolOCPP201}
+	for _, c := range []struct{ typ, reason string }{{chargenet.EventChargeboxConnected, ""}, {chargenet.EventChargeboxDisconnected, chargenet.ReasonOffline}} {
+		events = append(events, chargenet.NewChargeboxEvent(c.typ, box, c.reason, now))
+	}
+	offline := slices.Clone(inv.EVSEs[:2])
+	_, unknown := chargenet.Disconnect(offline, "chargebox:CB-501", now)
+	require.NotEmpty(t, unknown)
+	events = append(events, unknown...)
 	pings := []chargenet.Event{chargenet.NewPingEvent("wh_01JD0000000000000000000000", "https://receiver.example.com/hooks", now)}
 	require.NoError(t, wire.EncodeEvents(pings))
 	ping := pings[0]

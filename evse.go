@@ -57,6 +57,25 @@ func StatusFromOCPP(status string) (EvseStatus, error) {
 	return s, nil
 }
 
+// ocpp201Status maps OCPP 2.0.1 ConnectorStatus values to EVSE statuses.
+var ocpp201Status = map[string]EvseStatus{
+	"Available":   StatusAvailable,
+	"Occupied":    StatusCharging,
+	"Reserved":    StatusReserved,
+	"Unavailable": StatusInoperative,
+	"Faulted":     StatusOutOfOrder,
+}
+
+// StatusFromOCPP201 maps a charging station's OCPP 2.0.1 connector status to the EVSE
+// status. It returns an ErrInvalid *Error for a status OCPP 2.0.1 does not define.
+func StatusFromOCPP201(status string) (EvseStatus, error) {
+	s, ok := ocpp201Status[status]
+	if !ok {
+		return "", Errorf(ErrInvalid, CodeInvalidBody, "connectorStatus", "%q is not an OCPP 2.0.1 connector status", status)
+	}
+	return s, nil
+}
+
 // Standard is the plug standard of a connector.
 type Standard string
 

@@ -25,6 +25,8 @@ const (
 	ListLocations = "locations"
 	ListWebhooks  = "webhooks"
 	ListKeys      = "keys"
+	// ListChargeboxes is the list of charge boxes registered for OCPP.
+	ListChargeboxes = "chargeboxes"
 )
 
 // appendOnly are the lists whose items are never removed: no operation deletes an EVSE

@@ -19,11 +19,19 @@ func CheckText(param, value string) error {
 	return nil
 }
 
-// StatusNotification is an OCPP 1.6 StatusNotification.req from a charge box.
+// StatusNotification is a StatusNotification from a charge box: OCPP 1.6's, or OCPP
+// 2.0.1's when Protocol is ProtocolOCPP201.
 type StatusNotification struct {
-	ChargeboxID     int64
+	ChargeboxID int64
+	// Protocol is ProtocolOCPP201 for a 2.0.1 notification; otherwise (empty or
+	// ProtocolOCPP16) it is a 1.6 one.
+	Protocol string
+	// EVSE is, in a 2.0.1 notification, the station's EVSE number (evseId), which
+	// ApplyStatusNotification maps with ConnectorID through StationConnector; 0 in a 1.6
+	// one.
+	EVSE            int
 	ConnectorID     int    // OCPP numbering on the charge box; 0 is the whole charge box
-	Status          string // OCPP 1.6 ChargePointStatus
+	Status          string // OCPP 1.6 ChargePointStatus, or 2.0.1 ConnectorStatus
 	ErrorCode       ErrorCode
 	Info            string
 	VendorErrorCode string
@@ -68,6 +76,8 @@ type StatusPlan struct {
 // n.ChargeboxID in ascending UID order with their connectors in ascending ID order, in
 // place, and returns what to write. OCPP connector k (k ≥ 1) is the k-th connector in
 // that order, deleted ones included; connector 0 addresses every connector in service.
+// A 2.0.1 notification's EVSE and connector are mapped onto that number first
+// (StationConnector), and its events carry that number.
 //
 // A connector takes the notification's error (none for NoError) and StatusReportedAt
 // when the notification is newer than the connector's StatusReportedAt; an EVSE with
@@ -79,10 +89,17 @@ type StatusPlan struct {
 // a connector error changed without the status an evse.updated event.
 //
 // Errors: ErrNotFound when the charge box has no EVSE or no connector k; ErrConflict
-// when connector k is deleted; ErrInvalid for a status or error code OCPP 1.6 does not
-// define, a timestamp more than MaxClockSkew ahead of now, or text holding NUL.
+// when connector k is deleted; ErrInvalid for a status or error code the notification's
+// OCPP version does not define, a timestamp more than MaxClockSkew ahead of now, or
+// text holding NUL; StationConnector's errors.
 func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time) (*StatusPlan, error) {
-	status, err := StatusFromOCPP(n.Status)
+	var status EvseStatus
+	var err error
+	if n.Protocol == ProtocolOCPP201 {
+		status, err = StatusFromOCPP201(n.Status)
+	} else {
+		status, err = StatusFromOCPP(n.Status)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +118,15 @@ func ApplyStatusNotification(evses []EVSE, n *StatusNotification, now time.Time)
 	}
 	if len(evses) == 0 {
 		return nil, Errorf(ErrNotFound, CodeNotFound, "chargeboxId", "charge box with chargeboxId %d has no EVSE", n.ChargeboxID)
+	}
+	if n.Protocol == ProtocolOCPP201 {
+		k, err := StationConnector(evses, n.ChargeboxID, n.EVSE, n.ConnectorID)
+		if err != nil {
+			return nil, err
+		}
+		mapped := *n
+		mapped.EVSE, mapped.ConnectorID = 0, k
+		n = &mapped
 	}
 	type target struct{ evse, conn int }
 	var targets []target

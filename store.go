@@ -35,6 +35,7 @@ type Store interface {
 	KeyService
 	PartnerService
 	IdempotencyService
+	ChargeboxService
 	EventAnnouncer
 	CommitReporter
 	CommitWaiter

@@ -2,6 +2,7 @@ package chargenet
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -16,6 +17,15 @@ const (
 // is in the catalogue and the callbacks, but never in the event log and never fanned
 // out to subscribers.
 const EventWebhookPing = "webhook.ping"
+
+// UnloggedTypes are the event types the event log never lists (stores keep them for
+// delivery only): webhook.ping, and the charge boxes' connection events, which tell
+// about the connection rather than the network; the EVSE statuses a connection changes
+// are logged as evse.status.changed.
+var UnloggedTypes = []string{EventWebhookPing, EventChargeboxConnected, EventChargeboxDisconnected}
+
+// Logged reports whether the event log lists events of type typ.
+func Logged(typ string) bool { return !slices.Contains(UnloggedTypes, typ) }
 
 // OutcomeExpired records a delivery given up because its event left the retention
 // window before it could be delivered (for example while its webhook was disabled).

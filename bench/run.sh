@@ -8,7 +8,8 @@
 #   ROUNDS=3 MIXED_ROUNDS=5 DURATION=5s CONNS=32 WRITE_RATE=1000 bench/run.sh
 #
 # MIXED_ROUNDS (at least ROUNDS) is the number of rounds of the mixed workload: the rounds
-# past ROUNDS run only its pairs of reads alone and under writes.
+# past ROUNDS run only its pairs of reads alone and under writes. bench/ocpp.sh (charge
+# boxes over OCPP) runs last and adds its section to bench/results.md.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ROUNDS=${ROUNDS:-3}
 MIXED_ROUNDS=${MIXED_ROUNDS:-5}
@@ -303,3 +304,8 @@ if awk -F'\t' '$2 != "ceiling" && $2 != "prism" && $2 != "pgbench" && $7 > 0 {ex
 	die "the service answered non-2xx under load (see $RAW and $OUT/serve*.log)"
 fi
 "$OUT/bin/tool" report "$RAW" "$RSS" "$CONNS" "$DURATION" "$ROUNDS" "$DEEP" "$WRITES" "$WRITE_RATE" | tee "$ROOT/bench/results.md"
+# The servers above go before the OCPP part measures one alone on the machine.
+cleanup
+PIDS=()
+ON_EXIT=()
+"$ROOT/bench/ocpp.sh"

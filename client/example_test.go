@@ -265,6 +265,8 @@ func ExampleClient_EventTypes() {
 		fmt.Println(t.Type, t.APIVersions, "latest", t.Latest)
 	}
 	// Output:
+	// chargebox.connected [1.0] latest 1.0
+	// chargebox.disconnected [1.0] latest 1.0
 	// evse.connector.created [1.0 1.1] latest 1.1
 	// evse.connector.deleted [1.0 1.1] latest 1.1
 	// evse.connector.updated [1.0 1.1] latest 1.1

@@ -11,6 +11,45 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ChargeboxEventDataProtocol.
+const (
+	ChargeboxEventDataProtocolOcpp16  ChargeboxEventDataProtocol = "ocpp1.6"
+	ChargeboxEventDataProtocolOcpp201 ChargeboxEventDataProtocol = "ocpp2.0.1"
+)
+
+// Valid indicates whether the value is a known member of the ChargeboxEventDataProtocol enum.
+func (e ChargeboxEventDataProtocol) Valid() bool {
+	switch e {
+	case ChargeboxEventDataProtocolOcpp16:
+		return true
+	case ChargeboxEventDataProtocolOcpp201:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChargeboxEventDataReason.
+const (
+	Closed  ChargeboxEventDataReason = "closed"
+	Offline ChargeboxEventDataReason = "offline"
+	Revoked ChargeboxEventDataReason = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the ChargeboxEventDataReason enum.
+func (e ChargeboxEventDataReason) Valid() bool {
+	switch e {
+	case Closed:
+		return true
+	case Offline:
+		return true
+	case Revoked:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConnectorErrorCode.
 const (
 	ConnectorErrorCodeConnectorLockFailure ConnectorErrorCode = "ConnectorLockFailure"
@@ -146,6 +185,48 @@ func (e DeliveryOutcome) Valid() bool {
 	}
 }
 
+// Defines values for EvseAvailabilityAnswer.
+const (
+	Accepted  EvseAvailabilityAnswer = "Accepted"
+	Pending   EvseAvailabilityAnswer = "pending"
+	Rejected  EvseAvailabilityAnswer = "Rejected"
+	Scheduled EvseAvailabilityAnswer = "Scheduled"
+)
+
+// Valid indicates whether the value is a known member of the EvseAvailabilityAnswer enum.
+func (e EvseAvailabilityAnswer) Valid() bool {
+	switch e {
+	case Accepted:
+		return true
+	case Pending:
+		return true
+	case Rejected:
+		return true
+	case Scheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EvseAvailabilityState.
+const (
+	Inoperative EvseAvailabilityState = "Inoperative"
+	Operative   EvseAvailabilityState = "Operative"
+)
+
+// Valid indicates whether the value is a known member of the EvseAvailabilityState enum.
+func (e EvseAvailabilityState) Valid() bool {
+	switch e {
+	case Inoperative:
+		return true
+	case Operative:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EvseStatus.
 const (
 	AVAILABLE   EvseStatus = "AVAILABLE"
@@ -251,6 +332,24 @@ func (e PowerType) Valid() bool {
 	}
 }
 
+// Defines values for RegisteredChargeboxProtocol.
+const (
+	RegisteredChargeboxProtocolOcpp16  RegisteredChargeboxProtocol = "ocpp1.6"
+	RegisteredChargeboxProtocolOcpp201 RegisteredChargeboxProtocol = "ocpp2.0.1"
+)
+
+// Valid indicates whether the value is a known member of the RegisteredChargeboxProtocol enum.
+func (e RegisteredChargeboxProtocol) Valid() bool {
+	switch e {
+	case RegisteredChargeboxProtocolOcpp16:
+		return true
+	case RegisteredChargeboxProtocolOcpp201:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ScopeName.
 const (
 	EventsRead     ScopeName = "events:read"
@@ -284,31 +383,94 @@ func (e ScopeName) Valid() bool {
 	}
 }
 
-// Defines values for StatusChangedDataSource.
-const (
-	Chargebox StatusChangedDataSource = "chargebox"
-	Operator  StatusChangedDataSource = "operator"
-)
-
-// Valid indicates whether the value is a known member of the StatusChangedDataSource enum.
-func (e StatusChangedDataSource) Valid() bool {
-	switch e {
-	case Chargebox:
-		return true
-	case Operator:
-		return true
-	default:
-		return false
-	}
-}
-
 // Actor Who made the change: the name of the API key that made it (never its secret), or
-// `chargebox:<identity>` for a status a charge box reported over OCPP. In the
-// payload version of each type that adds it (1.1; 1.2 for `evse.status.changed`),
-// on events recorded since; events recorded before have no actor.
+// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+// recorded since; events recorded before have no actor.
 //
 // Example: emsp-acme
 type Actor = string
+
+// ChargeboxBoot What the charge box's last `BootNotification` said about it; absent before its first.
+type ChargeboxBoot struct {
+	// BootedAt When the `BootNotification` arrived.
+	//
+	// Example: 2026-11-22T09:58:01.000000Z
+	BootedAt timestamp.Time `json:"bootedAt"`
+
+	// FirmwareVersion The box's firmware version; absent when it sent none.
+	//
+	// Example: 1.4.2
+	FirmwareVersion *string `json:"firmwareVersion,omitempty"`
+
+	// Model OCPP 1.6 `chargePointModel`, 2.0.1 `chargingStation.model`.
+	//
+	// Example: Wallbox 22
+	Model string `json:"model"`
+
+	// SerialNumber OCPP 1.6 `chargePointSerialNumber`, 2.0.1 `chargingStation.serialNumber`; absent when the box sent none.
+	//
+	// Example: SN-0001
+	SerialNumber *string `json:"serialNumber,omitempty"`
+
+	// Vendor OCPP 1.6 `chargePointVendor`, 2.0.1 `chargingStation.vendorName`.
+	//
+	// Example: ACME
+	Vendor string `json:"vendor"`
+}
+
+// ChargeboxEventData Payload of `chargebox.connected` and `chargebox.disconnected`, version 1.0: a
+// charge box's OCPP connection began or ended. A connection that replaces another of
+// the same box (the box reconnected before the old one was seen to end) gives a
+// `chargebox.connected` and no `chargebox.disconnected`. These events are delivered
+// to subscriptions and are not in the event log.
+type ChargeboxEventData struct {
+	// Actor Who made the change: the name of the API key that made it (never its secret), or
+	// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+	// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+	// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+	// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+	// recorded since; events recorded before have no actor.
+	//
+	//
+	// Example: emsp-acme
+	Actor *Actor `json:"actor,omitempty"`
+
+	// ChargeboxId Example: 501
+	ChargeboxId int64 `json:"chargeboxId"`
+
+	// Identity Example: 501
+	Identity string `json:"identity"`
+
+	// Protocol The OCPP version of the connection.
+	//
+	// Example: ocpp1.6
+	Protocol ChargeboxEventDataProtocol `json:"protocol"`
+
+	// Reason `chargebox.disconnected` only: `closed` when the box or the network closed the
+	// connection, `offline` when nothing came from the box for the offline timeout (or
+	// its server stopped and it did not come back within it), `revoked` when its
+	// registration was revoked or its password replaced.
+	//
+	//
+	// Example: closed
+	Reason *ChargeboxEventDataReason `json:"reason,omitempty"`
+}
+
+// ChargeboxEventDataProtocol The OCPP version of the connection.
+//
+// Example: ocpp1.6
+type ChargeboxEventDataProtocol string
+
+// ChargeboxEventDataReason `chargebox.disconnected` only: `closed` when the box or the network closed the
+// connection, `offline` when nothing came from the box for the offline timeout (or
+// its server stopped and it did not come back within it), `revoked` when its
+// registration was revoked or its password replaced.
+//
+// Example: closed
+type ChargeboxEventDataReason string
 
 // Connector One connector (plug or socket) of an EVSE.
 type Connector struct {
@@ -522,9 +684,11 @@ type ConnectorStatus struct {
 // `actor`.
 type ConnectorUpdatedData struct {
 	// Actor Who made the change: the name of the API key that made it (never its secret), or
-	// `chargebox:<identity>` for a status a charge box reported over OCPP. In the
-	// payload version of each type that adds it (1.1; 1.2 for `evse.status.changed`),
-	// on events recorded since; events recorded before have no actor.
+	// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+	// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+	// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+	// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+	// recorded since; events recorded before have no actor.
 	//
 	//
 	// Example: emsp-acme
@@ -662,19 +826,19 @@ type EVSE struct {
 	// Example: LOC-0001
 	LocationId *LocationId `json:"locationId,omitempty"`
 
-	// Status Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	// Status Status of the EVSE. The service maps the OCPP status of the charge box to it:
 	//
-	// | EVSE status | OCPP charge box status |
-	// |---|---|
-	// | AVAILABLE | Available |
-	// | RESERVED | Reserved |
-	// | CHARGING | Preparing, Charging, Finishing |
-	// | BLOCKED | SuspendedEV, SuspendedEVSE |
-	// | OUTOFORDER | Faulted |
-	// | INOPERATIVE | Unavailable |
-	// | PLANNED | none: set by the operator before commissioning |
-	// | REMOVED | none: set by the operator after decommissioning |
-	// | UNKNOWN | none: no status received yet |
+	// | EVSE status | OCPP 1.6 charge box status | OCPP 2.0.1 connector status |
+	// |---|---|---|
+	// | AVAILABLE | Available | Available |
+	// | RESERVED | Reserved | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing | Occupied |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE | none |
+	// | OUTOFORDER | Faulted | Faulted |
+	// | INOPERATIVE | Unavailable | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning | |
+	// | REMOVED | none: set by the operator after decommissioning | |
+	// | UNKNOWN | none: no status received yet, or the charge box's OCPP connection ended | |
 	//
 	//
 	// Example: AVAILABLE
@@ -716,19 +880,19 @@ type EVSECreate struct {
 	// Example: LOC-0001
 	LocationId LocationId `json:"locationId"`
 
-	// Status Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	// Status Status of the EVSE. The service maps the OCPP status of the charge box to it:
 	//
-	// | EVSE status | OCPP charge box status |
-	// |---|---|
-	// | AVAILABLE | Available |
-	// | RESERVED | Reserved |
-	// | CHARGING | Preparing, Charging, Finishing |
-	// | BLOCKED | SuspendedEV, SuspendedEVSE |
-	// | OUTOFORDER | Faulted |
-	// | INOPERATIVE | Unavailable |
-	// | PLANNED | none: set by the operator before commissioning |
-	// | REMOVED | none: set by the operator after decommissioning |
-	// | UNKNOWN | none: no status received yet |
+	// | EVSE status | OCPP 1.6 charge box status | OCPP 2.0.1 connector status |
+	// |---|---|---|
+	// | AVAILABLE | Available | Available |
+	// | RESERVED | Reserved | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing | Occupied |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE | none |
+	// | OUTOFORDER | Faulted | Faulted |
+	// | INOPERATIVE | Unavailable | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning | |
+	// | REMOVED | none: set by the operator after decommissioning | |
+	// | UNKNOWN | none: no status received yet, or the charge box's OCPP connection ended | |
 	//
 	//
 	// Example: AVAILABLE
@@ -748,19 +912,19 @@ type EVSEPatch struct {
 	// Example: LOC-0001
 	LocationId *LocationId `json:"locationId,omitempty"`
 
-	// Status Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	// Status Status of the EVSE. The service maps the OCPP status of the charge box to it:
 	//
-	// | EVSE status | OCPP charge box status |
-	// |---|---|
-	// | AVAILABLE | Available |
-	// | RESERVED | Reserved |
-	// | CHARGING | Preparing, Charging, Finishing |
-	// | BLOCKED | SuspendedEV, SuspendedEVSE |
-	// | OUTOFORDER | Faulted |
-	// | INOPERATIVE | Unavailable |
-	// | PLANNED | none: set by the operator before commissioning |
-	// | REMOVED | none: set by the operator after decommissioning |
-	// | UNKNOWN | none: no status received yet |
+	// | EVSE status | OCPP 1.6 charge box status | OCPP 2.0.1 connector status |
+	// |---|---|---|
+	// | AVAILABLE | Available | Available |
+	// | RESERVED | Reserved | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing | Occupied |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE | none |
+	// | OUTOFORDER | Faulted | Faulted |
+	// | INOPERATIVE | Unavailable | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning | |
+	// | REMOVED | none: set by the operator after decommissioning | |
+	// | UNKNOWN | none: no status received yet, or the charge box's OCPP connection ended | |
 	//
 	//
 	// Example: AVAILABLE
@@ -837,6 +1001,51 @@ type EventTypeList struct {
 	EventTypes []EventType `json:"event_types"`
 }
 
+// EvseAvailability The availability last asked of a charge box for one of its EVSEs (OCPP `ChangeAvailability`), and its answer.
+type EvseAvailability struct {
+	// Answer `pending` until the box answers (also while it is not connected, or when it
+	// did not answer in time: the request is sent again when it reconnects), then the
+	// box's answer. For an OCPP 1.6 box, asked once per connector of the EVSE:
+	// `Rejected` when any connector rejected, else `Scheduled` when any scheduled,
+	// else `Accepted`.
+	//
+	//
+	// Example: Accepted
+	Answer EvseAvailabilityAnswer `json:"answer"`
+
+	// AnsweredAt When the box answered; absent while `pending`.
+	//
+	// Example: 2026-11-22T10:05:01.000000Z
+	AnsweredAt *timestamp.Time `json:"answeredAt,omitempty"`
+
+	// EvseUid Example: 1002
+	EvseUid int64 `json:"evseUid"`
+
+	// RequestedAt When the service asked.
+	//
+	// Example: 2026-11-22T10:05:00.000000Z
+	RequestedAt timestamp.Time `json:"requestedAt"`
+
+	// State `Inoperative` when the operator set the EVSE `INOPERATIVE`, `Operative` when it set it back into service.
+	//
+	// Example: Inoperative
+	State EvseAvailabilityState `json:"state"`
+}
+
+// EvseAvailabilityAnswer `pending` until the box answers (also while it is not connected, or when it
+// did not answer in time: the request is sent again when it reconnects), then the
+// box's answer. For an OCPP 1.6 box, asked once per connector of the EVSE:
+// `Rejected` when any connector rejected, else `Scheduled` when any scheduled,
+// else `Accepted`.
+//
+// Example: Accepted
+type EvseAvailabilityAnswer string
+
+// EvseAvailabilityState `Inoperative` when the operator set the EVSE `INOPERATIVE`, `Operative` when it set it back into service.
+//
+// Example: Inoperative
+type EvseAvailabilityState string
+
 // EvseEventData Payload of `evse.created`, `evse.removed` and `evse.updated`: the EVSE as the
 // change left it. `evse.updated` is the event of any other change to the EVSE that no
 // other event describes: a new `chargeboxId` or `locationId` (`PATCH
@@ -844,9 +1053,11 @@ type EventTypeList struct {
 // changing the EVSE status. Version 1.1 adds `actor`.
 type EvseEventData struct {
 	// Actor Who made the change: the name of the API key that made it (never its secret), or
-	// `chargebox:<identity>` for a status a charge box reported over OCPP. In the
-	// payload version of each type that adds it (1.1; 1.2 for `evse.status.changed`),
-	// on events recorded since; events recorded before have no actor.
+	// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+	// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+	// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+	// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+	// recorded since; events recorded before have no actor.
 	//
 	//
 	// Example: emsp-acme
@@ -888,38 +1099,38 @@ type EvsePage struct {
 	Pagination Pagination `json:"pagination"`
 }
 
-// EvseStatus Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+// EvseStatus Status of the EVSE. The service maps the OCPP status of the charge box to it:
 //
-// | EVSE status | OCPP charge box status |
-// |---|---|
-// | AVAILABLE | Available |
-// | RESERVED | Reserved |
-// | CHARGING | Preparing, Charging, Finishing |
-// | BLOCKED | SuspendedEV, SuspendedEVSE |
-// | OUTOFORDER | Faulted |
-// | INOPERATIVE | Unavailable |
-// | PLANNED | none: set by the operator before commissioning |
-// | REMOVED | none: set by the operator after decommissioning |
-// | UNKNOWN | none: no status received yet |
+// | EVSE status | OCPP 1.6 charge box status | OCPP 2.0.1 connector status |
+// |---|---|---|
+// | AVAILABLE | Available | Available |
+// | RESERVED | Reserved | Reserved |
+// | CHARGING | Preparing, Charging, Finishing | Occupied |
+// | BLOCKED | SuspendedEV, SuspendedEVSE | none |
+// | OUTOFORDER | Faulted | Faulted |
+// | INOPERATIVE | Unavailable | Unavailable |
+// | PLANNED | none: set by the operator before commissioning | |
+// | REMOVED | none: set by the operator after decommissioning | |
+// | UNKNOWN | none: no status received yet, or the charge box's OCPP connection ended | |
 //
 // Example: AVAILABLE
 type EvseStatus string
 
 // EvseStatusResult The status of one EVSE after a status notification.
 type EvseStatusResult struct {
-	// PreviousStatus Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	// PreviousStatus Status of the EVSE. The service maps the OCPP status of the charge box to it:
 	//
-	// | EVSE status | OCPP charge box status |
-	// |---|---|
-	// | AVAILABLE | Available |
-	// | RESERVED | Reserved |
-	// | CHARGING | Preparing, Charging, Finishing |
-	// | BLOCKED | SuspendedEV, SuspendedEVSE |
-	// | OUTOFORDER | Faulted |
-	// | INOPERATIVE | Unavailable |
-	// | PLANNED | none: set by the operator before commissioning |
-	// | REMOVED | none: set by the operator after decommissioning |
-	// | UNKNOWN | none: no status received yet |
+	// | EVSE status | OCPP 1.6 charge box status | OCPP 2.0.1 connector status |
+	// |---|---|---|
+	// | AVAILABLE | Available | Available |
+	// | RESERVED | Reserved | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing | Occupied |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE | none |
+	// | OUTOFORDER | Faulted | Faulted |
+	// | INOPERATIVE | Unavailable | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning | |
+	// | REMOVED | none: set by the operator after decommissioning | |
+	// | UNKNOWN | none: no status received yet, or the charge box's OCPP connection ended | |
 	//
 	//
 	// Example: AVAILABLE
@@ -932,19 +1143,19 @@ type EvseStatusResult struct {
 	// Example: EVSE 1002 is INOPERATIVE, set by the operator: its status changes only through PATCH /v2/evses/{uid}
 	Reason *string `json:"reason,omitempty"`
 
-	// Status Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	// Status Status of the EVSE. The service maps the OCPP status of the charge box to it:
 	//
-	// | EVSE status | OCPP charge box status |
-	// |---|---|
-	// | AVAILABLE | Available |
-	// | RESERVED | Reserved |
-	// | CHARGING | Preparing, Charging, Finishing |
-	// | BLOCKED | SuspendedEV, SuspendedEVSE |
-	// | OUTOFORDER | Faulted |
-	// | INOPERATIVE | Unavailable |
-	// | PLANNED | none: set by the operator before commissioning |
-	// | REMOVED | none: set by the operator after decommissioning |
-	// | UNKNOWN | none: no status received yet |
+	// | EVSE status | OCPP 1.6 charge box status | OCPP 2.0.1 connector status |
+	// |---|---|---|
+	// | AVAILABLE | Available | Available |
+	// | RESERVED | Reserved | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing | Occupied |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE | none |
+	// | OUTOFORDER | Faulted | Faulted |
+	// | INOPERATIVE | Unavailable | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning | |
+	// | REMOVED | none: set by the operator after decommissioning | |
+	// | UNKNOWN | none: no status received yet, or the charge box's OCPP connection ended | |
 	//
 	//
 	// Example: AVAILABLE
@@ -1318,9 +1529,11 @@ type Pagination struct {
 // key that asked for the test.
 type PingData struct {
 	// Actor Who made the change: the name of the API key that made it (never its secret), or
-	// `chargebox:<identity>` for a status a charge box reported over OCPP. In the
-	// payload version of each type that adds it (1.1; 1.2 for `evse.status.changed`),
-	// on events recorded since; events recorded before have no actor.
+	// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+	// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+	// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+	// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+	// recorded since; events recorded before have no actor.
 	//
 	//
 	// Example: emsp-acme
@@ -1342,6 +1555,63 @@ type PingData struct {
 // Example: AC_3_PHASE
 type PowerType string
 
+// RegisteredChargebox A charge box registered to connect over OCPP, with the state of its connection.
+type RegisteredChargebox struct {
+	// Availability For each EVSE whose availability the operator changed, the last state asked of the box; ascending `evseUid`.
+	Availability []EvseAvailability `json:"availability"`
+
+	// Boot What the charge box's last `BootNotification` said about it; absent before its first.
+	Boot *ChargeboxBoot `json:"boot,omitempty"`
+
+	// ChargeboxId The charge box, as its EVSEs' `chargeboxId` names it.
+	//
+	// Example: 501
+	ChargeboxId int64 `json:"chargeboxId"`
+
+	// Connected Whether the box is connected (see the operation for when a connection counts).
+	//
+	// Example: true
+	Connected bool `json:"connected"`
+
+	// ConnectedAt When the current connection began, RFC 3339 in UTC with six fractional digits; present only while connected.
+	//
+	// Example: 2026-11-22T09:58:00.000000Z
+	ConnectedAt *timestamp.Time `json:"connectedAt,omitempty"`
+
+	// EvseUids The uids of the charge box's EVSEs, ascending (`REMOVED` ones included).
+	//
+	// Example: [1001,1002]
+	EvseUids []int64 `json:"evseUids"`
+
+	// Identity The identity the box connects with (the last part of its URL, and its Basic auth user name).
+	//
+	// Example: 501
+	Identity string `json:"identity"`
+
+	// LastSeenAt When a message or a WebSocket ping or pong last came from the box, RFC 3339 in UTC with six fractional digits; absent before its first connection.
+	//
+	// Example: 2026-11-22T10:00:00.000000Z
+	LastSeenAt *timestamp.Time `json:"lastSeenAt,omitempty"`
+
+	// Protocol The OCPP version of the connection; present only while connected.
+	//
+	// Example: ocpp1.6
+	Protocol *RegisteredChargeboxProtocol `json:"protocol,omitempty"`
+}
+
+// RegisteredChargeboxProtocol The OCPP version of the connection; present only while connected.
+//
+// Example: ocpp1.6
+type RegisteredChargeboxProtocol string
+
+// RegisteredChargeboxPage One page of charge boxes.
+type RegisteredChargeboxPage struct {
+	Data []RegisteredChargebox `json:"data"`
+
+	// Pagination Cursor information of a page.
+	Pagination Pagination `json:"pagination"`
+}
+
 // ScopeName A scope a key can hold (see Scopes); `partner` stands for the first four.
 //
 // Example: inventory:read
@@ -1354,12 +1624,17 @@ type ScopeName string
 // fields (`ocppConnectorId`, `ocppStatus`, `errorCode`) are then present only when
 // `source` is `chargebox`. Version 1.2 adds `actor`: the operator's API key, the
 // ingest key that posted the notification, or `chargebox:<identity>` for a
-// notification received over OCPP.
+// notification received over OCPP or a change of the box's connection. Version 1.2
+// also adds the `source` `connection`: the EVSE turned `UNKNOWN` because its charge
+// box's OCPP connection ended; in versions 1.0 and 1.1 such a change reads as the
+// charge box's, with `ocppConnectorId` 0 in 1.0 and without the OCPP fields.
 type StatusChangedData struct {
 	// Actor Who made the change: the name of the API key that made it (never its secret), or
-	// `chargebox:<identity>` for a status a charge box reported over OCPP. In the
-	// payload version of each type that adds it (1.1; 1.2 for `evse.status.changed`),
-	// on events recorded since; events recorded before have no actor.
+	// `chargebox:<identity>` for a status a charge box reported over OCPP and for a
+	// change of its connection (`chargebox.connected`, `chargebox.disconnected`, and
+	// its EVSEs turning `UNKNOWN`). In the payload version of each type that adds it
+	// (1.1; 1.2 for `evse.status.changed`; 1.0 for the `chargebox` types), on events
+	// recorded since; events recorded before have no actor.
 	//
 	//
 	// Example: emsp-acme
@@ -1381,29 +1656,33 @@ type StatusChangedData struct {
 	// Example: LOC-0001
 	LocationId *LocationId `json:"locationId,omitempty"`
 
-	// OcppConnectorId The OCPP `connectorId` of the notification (0 for the whole charge box, and for an operator's change in version 1.0).
+	// OcppConnectorId The OCPP `connectorId` of the notification (0 for the whole charge box, and for an
+	// operator's or the connection's change in version 1.0). For an OCPP 2.0.1 charge
+	// box, the box-wide number of the notification's connector as OCPP 1.6 counts it
+	// (see the ingestion operation's "Which connector").
+	//
 	//
 	// Example: 1
 	OcppConnectorId *int `json:"ocppConnectorId,omitempty"`
 
-	// OcppStatus The OCPP status the charge box reported.
+	// OcppStatus The OCPP status the charge box reported (a 2.0.1 box's `connectorStatus`).
 	//
 	// Example: Faulted
 	OcppStatus *string `json:"ocppStatus,omitempty"`
 
-	// PreviousStatus Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	// PreviousStatus Status of the EVSE. The service maps the OCPP status of the charge box to it:
 	//
-	// | EVSE status | OCPP charge box status |
-	// |---|---|
-	// | AVAILABLE | Available |
-	// | RESERVED | Reserved |
-	// | CHARGING | Preparing, Charging, Finishing |
-	// | BLOCKED | SuspendedEV, SuspendedEVSE |
-	// | OUTOFORDER | Faulted |
-	// | INOPERATIVE | Unavailable |
-	// | PLANNED | none: set by the operator before commissioning |
-	// | REMOVED | none: set by the operator after decommissioning |
-	// | UNKNOWN | none: no status received yet |
+	// | EVSE status | OCPP 1.6 charge box status | OCPP 2.0.1 connector status |
+	// |---|---|---|
+	// | AVAILABLE | Available | Available |
+	// | RESERVED | Reserved | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing | Occupied |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE | none |
+	// | OUTOFORDER | Faulted | Faulted |
+	// | INOPERATIVE | Unavailable | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning | |
+	// | REMOVED | none: set by the operator after decommissioning | |
+	// | UNKNOWN | none: no status received yet, or the charge box's OCPP connection ended | |
 	//
 	//
 	// Example: AVAILABLE
@@ -1416,24 +1695,29 @@ type StatusChangedData struct {
 	// Example: 2026-11-22T10:00:00.000000Z
 	ReportedAt timestamp.Time `json:"reportedAt"`
 
-	// Source Version 1.1: who changed the status, a charge box notification or the operator.
+	// Source Version 1.1: who changed the status, `chargebox` (a charge box notification) or
+	// `operator`. Version 1.2 adds `connection`: the charge box's OCPP connection ended.
+	// Later payload versions may add sources; a subscription pinned to a version never
+	// receives a source that version does not list, and the event log renders each
+	// event in the version you ask (`api_version`).
+	//
 	//
 	// Example: chargebox
-	Source *StatusChangedDataSource `json:"source,omitempty"`
+	Source *string `json:"source,omitempty"`
 
-	// Status Status of the EVSE. The service maps the OCPP 1.6 status of the charge box to it:
+	// Status Status of the EVSE. The service maps the OCPP status of the charge box to it:
 	//
-	// | EVSE status | OCPP charge box status |
-	// |---|---|
-	// | AVAILABLE | Available |
-	// | RESERVED | Reserved |
-	// | CHARGING | Preparing, Charging, Finishing |
-	// | BLOCKED | SuspendedEV, SuspendedEVSE |
-	// | OUTOFORDER | Faulted |
-	// | INOPERATIVE | Unavailable |
-	// | PLANNED | none: set by the operator before commissioning |
-	// | REMOVED | none: set by the operator after decommissioning |
-	// | UNKNOWN | none: no status received yet |
+	// | EVSE status | OCPP 1.6 charge box status | OCPP 2.0.1 connector status |
+	// |---|---|---|
+	// | AVAILABLE | Available | Available |
+	// | RESERVED | Reserved | Reserved |
+	// | CHARGING | Preparing, Charging, Finishing | Occupied |
+	// | BLOCKED | SuspendedEV, SuspendedEVSE | none |
+	// | OUTOFORDER | Faulted | Faulted |
+	// | INOPERATIVE | Unavailable | Unavailable |
+	// | PLANNED | none: set by the operator before commissioning | |
+	// | REMOVED | none: set by the operator after decommissioning | |
+	// | UNKNOWN | none: no status received yet, or the charge box's OCPP connection ended | |
 	//
 	//
 	// Example: AVAILABLE
@@ -1447,11 +1731,6 @@ type StatusChangedData struct {
 	// Example: 9
 	Version int64 `json:"version"`
 }
-
-// StatusChangedDataSource Version 1.1: who changed the status, a charge box notification or the operator.
-//
-// Example: chargebox
-type StatusChangedDataSource string
 
 // StatusNotification The fields of an OCPP 1.6 StatusNotification.req.
 type StatusNotification struct {
@@ -1904,6 +2183,21 @@ type ListLocationsParams struct {
 	UpdatedSince *UpdatedSince `form:"updated_since,omitempty" json:"updated_since,omitempty"`
 }
 
+// ListChargeboxesParams defines parameters for ListChargeboxes.
+type ListChargeboxesParams struct {
+	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
+	// previous page of the same list (on change lists and the event log also
+	// `pagination.resume_cursor`), passed back exactly as received. When absent, the
+	// first page is returned. A cursor from another list, or an altered one, is rejected
+	// with 400 `invalid_cursor`; so is, on change lists and the event log, a cursor issued
+	// with other filters (`updated_since`; `type` and `since`).
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size: an integer from 1 to 100, default 25. A value outside that range, or not
+	// an integer, is rejected with 400 `invalid_parameter`.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListEvsesParams defines parameters for ListEvses.
 type ListEvsesParams struct {
 	// Cursor Opaque cursor: the `pagination.next_cursor` or `pagination.previous_cursor` of a
@@ -2276,6 +2570,32 @@ func (t *WebhookEvent_Data) FromPingData(v PingData) error {
 
 // MergePingData performs a merge with any union data inside the WebhookEvent_Data, using the provided PingData
 func (t *WebhookEvent_Data) MergePingData(v PingData) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsChargeboxEventData returns the union data inside the WebhookEvent_Data as a ChargeboxEventData
+func (t WebhookEvent_Data) AsChargeboxEventData() (ChargeboxEventData, error) {
+	var body ChargeboxEventData
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromChargeboxEventData overwrites any union data inside the WebhookEvent_Data as the provided ChargeboxEventData
+func (t *WebhookEvent_Data) FromChargeboxEventData(v ChargeboxEventData) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeChargeboxEventData performs a merge with any union data inside the WebhookEvent_Data, using the provided ChargeboxEventData
+func (t *WebhookEvent_Data) MergeChargeboxEventData(v ChargeboxEventData) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

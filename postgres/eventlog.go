@@ -73,8 +73,8 @@ func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64]
 	if seek.Limit <= 0 {
 		return out, nil
 	}
-	q := `SELECT ` + eventColumns + ` FROM events WHERE ` + horizon + ` AND type <> $1`
-	args := []any{chargenet.EventWebhookPing}
+	q := `SELECT ` + eventColumns + ` FROM events WHERE ` + horizon + ` AND type <> ALL($1::text[])`
+	args := []any{chargenet.UnloggedTypes}
 	switch len(types) {
 	case 0:
 	case 1: // read in order from the index on (type, xid, seq)
@@ -125,8 +125,8 @@ func eventNotFound(id string) error {
 // errors are wrapped driver errors, wrapping chargenet.ErrUnavailable if the database
 // cannot be reached.
 func (s *Store) Event(ctx context.Context, id string) (*chargenet.Event, error) {
-	ev, err := scanEvent(s.pool.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND type <> $2`,
-		id, chargenet.EventWebhookPing))
+	ev, err := scanEvent(s.pool.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND type <> ALL($2::text[])`,
+		id, chargenet.UnloggedTypes))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, eventNotFound(id)
 	}
@@ -200,10 +200,10 @@ func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r cha
 		if err := lockWebhook(ctx, tx, owner, webhookID, `FOR NO KEY UPDATE`); err != nil {
 			return err
 		}
-		args := []any{stamp(now), webhookID, chargenet.EventWebhookPing}
+		args := []any{stamp(now), webhookID, chargenet.UnloggedTypes}
 		q := `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
 			`SELECT e.id, w.webhook_id, w.api_version, $1 FROM events e JOIN webhook_event_types w ` +
-			`ON w.type = e.type AND w.webhook_id = $2 WHERE e.type <> $3`
+			`ON w.type = e.type AND w.webhook_id = $2 WHERE e.type <> ALL($3::text[])`
 		if !r.Since.IsZero() {
 			args = append(args, stamp(r.Since))
 			q += ` AND e.occurred_at >= $` + strconv.Itoa(len(args))

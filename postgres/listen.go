@@ -2,9 +2,12 @@ package postgres
 
 import (
 	"context"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -36,17 +39,44 @@ func (s *Store) OnEvents(f func()) {
 	s.listenOnce.Do(func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stopListen, s.listened = cancel, make(chan struct{})
-		go s.listen(ctx)
+		go func() {
+			defer close(s.listened)
+			s.listen(ctx, deliveriesChannel, &s.listening, s.Announce, func(n *pgconn.Notification) {
+				if _, own := s.pids.Load(n.PID); !own {
+					s.Announce()
+				}
+			})
+		}()
 	})
 }
 
-// listen receives the notifications of deliveriesChannel until ctx ends, reconnecting
-// after failures.
-func (s *Store) listen(ctx context.Context) {
-	defer close(s.listened)
+// OnChargeboxSignal makes the store call f (chargenet.ChargeboxSignals) with the box id
+// of each notification of chargeboxesChannel, its own transactions' included, and with
+// 0 once it listens again after a failure (something may have been missed: check every
+// box). The notifications are received on a dedicated connection, opened again after
+// any failure, until Close. Only the first call's f is used.
+func (s *Store) OnChargeboxSignal(f func(id int64)) {
+	s.signalOnce.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopSignals, s.signalled = cancel, make(chan struct{})
+		var listening atomic.Bool
+		go func() {
+			defer close(s.signalled)
+			s.listen(ctx, chargeboxesChannel, &listening, func() { f(0) }, func(n *pgconn.Notification) {
+				if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
+					f(id)
+				}
+			})
+		}()
+	})
+}
+
+// listen receives the notifications of channel until ctx ends, reconnecting after
+// failures: see listenConn.
+func (s *Store) listen(ctx context.Context, channel string, listening *atomic.Bool, again func(), notified func(*pgconn.Notification)) {
 	delay := listenRetryMin
 	for first := true; ; first = false {
-		if s.listenConn(ctx, !first) {
+		if s.listenConn(ctx, channel, listening, !first, again, notified) {
 			delay = listenRetryMin // it listened: a later failure starts the delays again
 		}
 		select {
@@ -58,10 +88,11 @@ func (s *Store) listen(ctx context.Context) {
 	}
 }
 
-// listenConn opens a connection, listens on deliveriesChannel, announces once when
-// again is set, and then on each notification of another session, until the
-// connection fails or ctx ends. It reports whether it listened.
-func (s *Store) listenConn(ctx context.Context, again bool) bool {
+// listenConn opens a connection, listens on channel, calls again once when isAgain is
+// set, and then notified with each notification, until the connection fails or ctx
+// ends. It reports whether it listened.
+func (s *Store) listenConn(ctx context.Context, channel string, listening *atomic.Bool, isAgain bool, again func(),
+	notified func(*pgconn.Notification)) bool {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return false
@@ -71,22 +102,20 @@ func (s *Store) listenConn(ctx context.Context, again bool) bool {
 		defer cancel()
 		_ = conn.Close(cctx)
 	}()
-	if _, err := conn.Exec(ctx, `LISTEN `+deliveriesChannel); err != nil {
+	if _, err := conn.Exec(ctx, `LISTEN `+channel); err != nil {
 		return false
 	}
-	s.listening.Store(true)
-	defer s.listening.Store(false)
-	if again {
-		s.Announce()
+	listening.Store(true)
+	defer listening.Store(false)
+	if isAgain {
+		again()
 	}
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return true
 		}
-		if _, own := s.pids.Load(n.PID); !own {
-			s.Announce()
-		}
+		notified(n)
 	}
 }
 

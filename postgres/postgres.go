@@ -168,7 +168,11 @@ type Store struct {
 	listened   chan struct{} // closed when the listener has returned
 	listening  atomic.Bool   // the listener's connection listens
 	pids       sync.Map      // uint32 backend process ids of the pool's connections
-	closeOnce  sync.Once
+	// The listener of chargeboxesChannel (see OnChargeboxSignal), started once.
+	signalOnce  sync.Once
+	stopSignals context.CancelFunc
+	signalled   chan struct{} // closed when that listener has returned
+	closeOnce   sync.Once
 }
 
 var (
@@ -229,6 +233,11 @@ func (s *Store) Close() error {
 		if s.stopListen != nil {
 			s.stopListen()
 			<-s.listened
+		}
+		s.signalOnce.Do(func() {})
+		if s.stopSignals != nil {
+			s.stopSignals()
+			<-s.signalled
 		}
 	})
 	s.group.Close()

@@ -267,7 +267,7 @@ func TestLifecycleWebhooks(t *testing.T) {
 					assert.Equal(t, e.UID, r.Data.UID)
 				}
 				if r.Type == "evse.status.changed" {
-					assert.Equal(t, "operator", r.Data.Source, "subscribed at 1.1, the latest")
+					assert.Equal(t, "operator", r.Data.Source, "subscribed at the latest")
 				}
 				got = append(got, change{r.Type, v})
 			}

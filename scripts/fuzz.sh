@@ -24,6 +24,7 @@ targets=(
 	"./server:FuzzOCPICredentials"
 	"./server:FuzzOCPILocations"
 	"./server:FuzzOCPIAuthorization"
+	"./ocpp:FuzzMessage"
 )
 summary=()
 # corpus_files lists the inputs saved for a target (a finding writes a new one).

@@ -272,9 +272,47 @@ var exampleProbes = []exampleProbe{
 			req.path = strings.Replace(req.path, "{webhookId}", id, 1)
 		},
 		req: probeRequest{method: http.MethodPost, path: "/emsp/v1/webhooks/{webhookId}/test"}},
+	{use: exampleUse{"listChargeboxes", 200, singleExample},
+		setup: func(t *testing.T, v *env, _ *probeRequest) {
+			connectBox(t, v, 501, chargenet.ProtocolOCPP16)
+			registerBox(t, v, 502)
+		},
+		req: probeRequest{method: http.MethodGet, path: "/v2/chargeboxes?limit=1"}},
+	{use: exampleUse{"getChargebox", 200, singleExample},
+		setup: func(t *testing.T, v *env, _ *probeRequest) {
+			connectBox(t, v, 501, chargenet.ProtocolOCPP201)
+			rec := v.do(http.MethodPatch, "/v2/evses/1002", `{"status": "INOPERATIVE"}`)
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			cs := v.store
+			owed, err := cs.OweAvailability(t.Context(), 501, time.Now())
+			require.NoError(t, err)
+			require.Len(t, owed, 1)
+			require.NoError(t, cs.AnswerAvailability(t.Context(), 1002, owed[0].RequestedAt, chargenet.AnswerAccepted, time.Now()))
+		},
+		req: probeRequest{method: http.MethodGet, path: "/v2/chargeboxes/501"}},
 	{use: exampleUse{"ingestStatusNotification", 409, singleExample},
 		req: probeRequest{method: http.MethodPost, path: "/internal/v1/chargeboxes/502/status-notifications",
 			body: `{"connectorId": 7, "status": "Available", "errorCode": "NoError"}`, headers: ingestAuth}},
+}
+
+// registerBox registers charge box id for OCPP.
+func registerBox(t *testing.T, v *env, id int64) {
+	t.Helper()
+	_, err := v.store.RegisterChargebox(t.Context(), id, strconv.FormatInt(id, 10),
+		chargenet.HashChargeboxPassword("example-password-0123"), time.Now())
+	require.NoError(t, err)
+}
+
+// connectBox registers charge box id and records a connection over protocol and its boot.
+func connectBox(t *testing.T, v *env, id int64, protocol string) {
+	t.Helper()
+	registerBox(t, v, id)
+	now := time.Now()
+	require.NoError(t, v.store.RecordConnections(t.Context(), []chargenet.ConnectionChange{
+		{Kind: chargenet.Connected, Chargebox: id, Session: "example", Protocol: protocol, At: now},
+		{Kind: chargenet.Booted, Chargebox: id, Session: "example", At: now,
+			Boot: &chargenet.BootInfo{Vendor: "ACME", Model: "Wallbox 22", SerialNumber: "SN-0001", FirmwareVersion: "1.4.2", At: now}},
+	}))
 }
 
 // TestContractExamples checks every response example of the contract against the live

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -87,11 +88,19 @@ func (s *Server) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject
 		patch.Status = &st
 	}
 	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
+	var before chargenet.EvseStatus
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
+		before = e.Status
 		return e.ApplyPatch(patch, deref(req.Params.IfMatch), now)
 	}, nil, actor(ctx), now)
 	if err != nil {
 		return nil, err
+	}
+	if e.Status != before && (e.Status == chargenet.StatusInoperative || before == chargenet.StatusInoperative) && s.availability != nil {
+		if err := s.availability(ctx, e.ChargeboxID); err != nil && !errors.Is(err, chargenet.ErrNotFound) {
+			s.log.Warn("asking the charge box to follow the EVSE's availability failed; it is asked again when it reconnects",
+				"uid", e.UID, "chargeboxId", e.ChargeboxID, "error", err.Error())
+		}
 	}
 	etag := e.ETag()
 	return gen.UpdateEvse200JSONResponse{Body: wire.EVSE(e), Headers: gen.UpdateEvse200ResponseHeaders{ETag: &etag}}, nil

@@ -64,6 +64,11 @@ type Config struct {
 	// OCPI, when set, is served under /ocpi (see registerOCPI); nil serves nothing there
 	// (404).
 	OCPI *ocpi.Service
+	// Availability is called after a PATCH moved an EVSE of charge box chargeboxID into
+	// or out of INOPERATIVE, so that the box is asked to follow (package ocpp); nil does
+	// nothing. It runs after the commit; its error is logged and the PATCH answers as
+	// committed.
+	Availability func(ctx context.Context, chargeboxID int64) error
 }
 
 // Server implements the contract's operations over a Store.
@@ -79,6 +84,8 @@ type Server struct {
 	allowInsecureWebhooks bool
 	notify                func()
 	metrics               *metrics.Metrics
+	availability          func(ctx context.Context, chargeboxID int64) error
+	log                   *slog.Logger
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -109,7 +116,8 @@ func New(cfg Config) (*echo.Echo, error) {
 	}
 	s := &Server{store: cfg.Store, keys: cfg.Keys, cursors: cfg.Cursors, now: cfg.Now, catalogue: types,
 		allowInsecureWebhooks: cfg.AllowInsecureWebhooks, notify: cfg.Notify, metrics: cfg.Metrics,
-		typeIndex: make(map[string]*chargenet.EventType, len(types))}
+		typeIndex:    make(map[string]*chargenet.EventType, len(types)),
+		availability: cfg.Availability, log: cfg.Logger}
 	for i := range types {
 		s.typeIndex[types[i].Type] = &types[i]
 	}

@@ -92,7 +92,7 @@ func (s *Server) GetEvent(ctx context.Context, req gen.GetEventRequestObject) (g
 		return nil, err
 	}
 	ev, err := s.store.Event(ctx, req.EventId)
-	if err == nil && ev.Type == chargenet.EventWebhookPing { // never in the log (the store says so too)
+	if err == nil && !chargenet.Logged(ev.Type) { // never in the log (the store says so too)
 		err = chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "eventId", "event %s not found", req.EventId)
 	}
 	if err != nil {
@@ -111,6 +111,10 @@ func (s *Server) loggedType(t string) error {
 	if t == chargenet.EventWebhookPing {
 		return newError(http.StatusBadRequest, chargenet.CodeInvalidParameter, "type",
 			"query parameter \"type\": %s events are not in the event log (they are sent only to the webhook under test)", t)
+	}
+	if !chargenet.Logged(t) {
+		return newError(http.StatusBadRequest, chargenet.CodeInvalidParameter, "type",
+			"query parameter \"type\": %s events are not in the event log (they are delivered to webhooks only; GET /v2/chargeboxes shows the connections)", t)
 	}
 	if s.typeIndex[t] == nil {
 		return newError(http.StatusBadRequest, chargenet.CodeInvalidParameter, "type",

@@ -222,7 +222,7 @@ func TestEventLog(t *testing.T) {
 		data, err := latest.Data[0].Data.AsStatusChangedData()
 		require.NoError(t, err)
 		require.NotNil(t, data.Source)
-		assert.Equal(t, gen.Operator, *data.Source)
+		assert.Equal(t, chargenet.SourceOperator, *data.Source)
 		if assert.NotNil(t, data.Actor, "1.2 has actor") {
 			assert.Equal(t, chargenet.DevKeyName, *data.Actor)
 		}

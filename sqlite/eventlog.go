@@ -57,8 +57,8 @@ func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64]
 	if seek.Limit <= 0 {
 		return out, nil
 	}
-	q := `SELECT ` + eventColumns + ` FROM events WHERE type <> ?`
-	args := []any{chargenet.EventWebhookPing}
+	q := `SELECT ` + eventColumns + ` FROM events WHERE type NOT IN (` + placeholders(len(chargenet.UnloggedTypes)) + `)`
+	args := unlogged()
 	cond, targs := typeIn("type", types)
 	q, args = q+cond, append(args, targs...)
 	if actor != "" {
@@ -99,6 +99,15 @@ func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64]
 	return out, wrap("list events", rows.Err())
 }
 
+// unlogged returns chargenet.UnloggedTypes as query arguments.
+func unlogged() []any {
+	out := make([]any, len(chargenet.UnloggedTypes))
+	for i, t := range chargenet.UnloggedTypes {
+		out[i] = t
+	}
+	return out
+}
+
 func eventNotFound(id string) error {
 	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "eventId", "event with eventId %s not found", id)
 }
@@ -107,8 +116,8 @@ func eventNotFound(id string) error {
 // *chargenet.Error (Param "eventId") when there is none or it is a webhook.ping; other
 // errors are wrapped driver errors.
 func (s *Store) Event(ctx context.Context, id string) (*chargenet.Event, error) {
-	ev, err := scanEvent(s.read.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ? AND type <> ?`,
-		id, chargenet.EventWebhookPing))
+	ev, err := scanEvent(s.read.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = ? AND type NOT IN (`+
+		placeholders(len(chargenet.UnloggedTypes))+`)`, append([]any{id}, unlogged()...)...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, eventNotFound(id)
 	}
@@ -168,8 +177,8 @@ func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r cha
 		}
 		q := `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
 			`SELECT e.id, w.webhook_id, w.api_version, ? FROM events e JOIN webhook_event_types w ` +
-			`ON w.type = e.type AND w.webhook_id = ? WHERE e.type <> ?`
-		args := []any{formatTime(now), webhookID, chargenet.EventWebhookPing}
+			`ON w.type = e.type AND w.webhook_id = ? WHERE e.type NOT IN (` + placeholders(len(chargenet.UnloggedTypes)) + `)`
+		args := append([]any{formatTime(now), webhookID}, unlogged()...)
 		if !r.Since.IsZero() {
 			since := formatTime(r.Since)
 			from, err := firstSeqAt(ctx, tx, since)

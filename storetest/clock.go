@@ -54,6 +54,17 @@ func testClockBackwards(t *testing.T, open Opener) {
 			mustChange(t, s, 1001, patchStatus(chargenet.StatusInoperative), tick())
 			return map[int64][]int64{1001: nil}
 		}},
+		{"charge box connection ends", func(t *testing.T) map[int64][]int64 {
+			_, err := s.RegisterChargebox(ctx, 501, "501", chargenet.HashChargeboxPassword("password-0123456789"), tick())
+			require.NoError(t, err)
+			require.NoError(t, s.RecordConnections(ctx, []chargenet.ConnectionChange{
+				{Kind: chargenet.Connected, Chargebox: 501, Session: "s", Protocol: chargenet.ProtocolOCPP16, At: tick()},
+				{Kind: chargenet.Disconnected, Chargebox: 501, Session: "s", Reason: chargenet.ReasonClosed, At: tick()}}))
+			e, err := s.EVSE(ctx, 1002)
+			require.NoError(t, err)
+			require.Equal(t, chargenet.StatusUnknown, e.Status, "EVSE 1002 (Faulted) turned UNKNOWN")
+			return map[int64][]int64{1002: nil}
+		}},
 		{"ChangeEVSE add connector", func(t *testing.T) map[int64][]int64 {
 			e := mustChange(t, s, 1003, addConnector(acConnector()), tick())
 			return map[int64][]int64{1003: {e.Connectors[len(e.Connectors)-1].ID}}

@@ -102,6 +102,7 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 	t.Run("ClockBackwards", func(t *testing.T) { testClockBackwards(t, open) })
 	t.Run("Ping", func(t *testing.T) { testPing(t, open) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceledContext(t, open) })
+	t.Run("Chargeboxes", func(t *testing.T) { testChargeboxes(t, open) })
 }
 
 // demoStore returns a store holding chargenet.DemoInventory and that inventory as the

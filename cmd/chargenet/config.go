@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet/ocpi"
+	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/server"
 )
 
@@ -64,6 +65,17 @@ type config struct {
 	OCPICountryCode  string
 	OCPIPartyID      string
 	OCPIBusinessName string
+	// The OCPP listener (package ocpp): its address (empty: off), TLS certificate and
+	// key (both or neither), the heartbeat interval a BootNotification is answered
+	// with, how long a silent box stays connected, whether idTags are accepted, and the
+	// password of the demo charge boxes.
+	OCPPAddr         string
+	OCPPTLSCert      string
+	OCPPTLSKey       string
+	OCPPHeartbeat    time.Duration
+	OCPPOfflineAfter time.Duration
+	OCPPAuthorize    string
+	OCPPDevPassword  string
 }
 
 // ocpiOn reports whether the OCPI interface is configured.
@@ -94,6 +106,14 @@ func (c *config) publicURL() string {
 	}
 	return "http://" + net.JoinHostPort(host, port)
 }
+
+// Values of --ocpp-authorize, and the password of the demo charge boxes unless
+// CHARGENET_OCPP_DEV_PASSWORD sets another.
+const (
+	authorizeAccept    = "accept"
+	authorizeReject    = "reject"
+	defaultDevPassword = "dev-ocpp-password-change-me"
+)
 
 // bindFlags registers the flags on fs with defaults taken from the environment.
 func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve bool) {
@@ -160,6 +180,19 @@ func (c *config) bindFlags(fs *flag.FlagSet, getenv func(string) string, serve b
 	cw, _ := time.ParseDuration(env("CHARGENET_COMMIT_WAIT", "20ms"))
 	fs.DurationVar(&c.CommitWait, "commit-wait", cw,
 		"how long PATCHes and status notifications arriving as a steady stream wait for company, so that several share a commit (up to 8 on SQLite, 32 on PostgreSQL); a client sending one change after another is not held; 0 never waits (env CHARGENET_COMMIT_WAIT)")
+	fs.StringVar(&c.OCPPAddr, "ocpp-addr", env("CHARGENET_OCPP_ADDR", ""),
+		"listen address of the OCPP-J endpoint for charge boxes (OCPP 1.6 and 2.0.1 at /ocpp/{identity}), for example :9000; empty: off (env CHARGENET_OCPP_ADDR)")
+	fs.StringVar(&c.OCPPTLSCert, "ocpp-tls-cert", env("CHARGENET_OCPP_TLS_CERT", ""),
+		"PEM certificate (chain) of the OCPP endpoint: with --ocpp-tls-key it serves wss:// (env CHARGENET_OCPP_TLS_CERT)")
+	fs.StringVar(&c.OCPPTLSKey, "ocpp-tls-key", env("CHARGENET_OCPP_TLS_KEY", ""), "PEM private key of --ocpp-tls-cert (env CHARGENET_OCPP_TLS_KEY)")
+	hb, _ := time.ParseDuration(env("CHARGENET_OCPP_HEARTBEAT", "5m"))
+	fs.DurationVar(&c.OCPPHeartbeat, "ocpp-heartbeat", hb, "heartbeat interval a charge box's BootNotification is answered with (env CHARGENET_OCPP_HEARTBEAT)")
+	oa, _ := time.ParseDuration(env("CHARGENET_OCPP_OFFLINE_AFTER", "5m"))
+	fs.DurationVar(&c.OCPPOfflineAfter, "ocpp-offline-after", oa,
+		"a charge box from which nothing (message or WebSocket ping) came for this long is disconnected and its EVSEs turn UNKNOWN (env CHARGENET_OCPP_OFFLINE_AFTER)")
+	fs.StringVar(&c.OCPPAuthorize, "ocpp-authorize", env("CHARGENET_OCPP_AUTHORIZE", ""),
+		"accept or reject every idTag (1.6) and idToken (2.0.1) charge boxes ask about; default reject, accept with --demo (env CHARGENET_OCPP_AUTHORIZE)")
+	c.OCPPDevPassword = env("CHARGENET_OCPP_DEV_PASSWORD", defaultDevPassword)
 	fs.DurationVar(&c.KeyCacheTTL, "key-cache-ttl", ttl, "how long a checked API key or OCPI token is trusted before the database is asked again; a revoked key or dead token stops working within it (env CHARGENET_KEY_CACHE_TTL)")
 	fs.StringVar(&c.PublicURL, "public-url", env("CHARGENET_PUBLIC_URL", ""),
 		"the base of every URL chargenet hands out (OCPI versions, endpoints, Link), as partners reach it, for example https://chargenet.example.com. Empty: http:// and --addr (env CHARGENET_PUBLIC_URL)")
@@ -241,6 +274,9 @@ func (c *config) Validate() error {
 			return fmt.Errorf("--event-retention %s must be positive", c.EventRetention)
 		}
 	}
+	if err := c.validateOCPP(); err != nil {
+		return err
+	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
@@ -262,6 +298,39 @@ func (c *config) Validate() error {
 	case "", "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("--log-level %q must be debug, info, warn or error", c.LogLevel)
+	}
+	return nil
+}
+
+// validateOCPP checks the OCPP listener's settings and settles --ocpp-authorize's
+// default: accept with --demo, reject otherwise.
+func (c *config) validateOCPP() error {
+	if c.OCPPAuthorize == "" {
+		c.OCPPAuthorize = authorizeReject
+		if c.Demo {
+			c.OCPPAuthorize = authorizeAccept
+		}
+	}
+	if c.OCPPAuthorize != authorizeAccept && c.OCPPAuthorize != authorizeReject {
+		return fmt.Errorf("--ocpp-authorize %q must be accept or reject", c.OCPPAuthorize)
+	}
+	if c.OCPPAddr == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(c.OCPPAddr); err != nil {
+		return fmt.Errorf("--ocpp-addr %q is not HOST:PORT: %v", c.OCPPAddr, err)
+	}
+	switch {
+	case c.OCPPAddr == c.Addr || c.OCPPAddr == c.AdminAddr:
+		return errors.New("--ocpp-addr must differ from --addr and --admin-addr")
+	case (c.OCPPTLSCert == "") != (c.OCPPTLSKey == ""):
+		return errors.New("--ocpp-tls-cert and --ocpp-tls-key go together: give both or neither")
+	case c.OCPPHeartbeat < time.Second || c.OCPPHeartbeat > 24*time.Hour:
+		return fmt.Errorf("--ocpp-heartbeat %s must be between 1s and 24h", c.OCPPHeartbeat)
+	case c.OCPPOfflineAfter < time.Second:
+		return fmt.Errorf("--ocpp-offline-after %s must be at least 1s", c.OCPPOfflineAfter)
+	case c.Demo && (len(c.OCPPDevPassword) < chargenet.MinChargeboxPassword || len(c.OCPPDevPassword) > chargenet.MaxChargeboxPassword):
+		return fmt.Errorf("CHARGENET_OCPP_DEV_PASSWORD must be %d to %d characters", chargenet.MinChargeboxPassword, chargenet.MaxChargeboxPassword)
 	}
 	return nil
 }

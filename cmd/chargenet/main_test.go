@@ -153,6 +153,17 @@ func TestUsage(t *testing.T) {
 		{[]string{"chargenet", "serve", "--commit-wait", "2s"}, errUsage},
 		{[]string{"chargenet", "serve", "--admin-addr", "9090"}, errUsage},
 		{[]string{"chargenet", "serve", "--addr", "127.0.0.1:8080", "--admin-addr", "127.0.0.1:8080"}, errUsage},
+		{[]string{"chargenet", "serve", "--ocpp-addr", "9000"}, errUsage},
+		{[]string{"chargenet", "serve", "--addr", "127.0.0.1:8080", "--ocpp-addr", "127.0.0.1:8080"}, errUsage},
+		{[]string{"chargenet", "serve", "--ocpp-addr", ":9000", "--ocpp-tls-cert", "cert.pem"}, errUsage},
+		{[]string{"chargenet", "serve", "--ocpp-addr", ":9000", "--ocpp-heartbeat", "0s"}, errUsage},
+		{[]string{"chargenet", "serve", "--ocpp-addr", ":9000", "--ocpp-offline-after", "10ms"}, errUsage},
+		{[]string{"chargenet", "serve", "--ocpp-authorize", "maybe"}, errUsage},
+		{[]string{"chargenet", "chargebox"}, errUsage},
+		{[]string{"chargenet", "chargebox", "create"}, errUsage},
+		{[]string{"chargenet", "chargebox", "create", "--id", "0"}, errUsage},
+		{[]string{"chargenet", "chargebox", "create", "--id", "501", "--identity", "a/b"}, errUsage},
+		{[]string{"chargenet", "chargebox", "revoke"}, errUsage},
 		{[]string{"chargenet", "backup"}, errUsage},
 		{[]string{"chargenet", "backup", "--database", "postgres://u@h/db", "out.db"}, errUsage},
 		{[]string{"chargenet", "import"}, errUsage},
@@ -343,6 +354,38 @@ func TestAPIKeyCommands(t *testing.T) {
 	res.Body.Close()
 	assert.Equal(t, 403, res.StatusCode, "a revoked key is refused")
 	require.NoError(t, s.stop())
+}
+
+// TestChargeboxCommands registers a charge box, replaces its password and revokes it
+// through the command line.
+func TestChargeboxCommands(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chargenet.db")
+	vars := map[string]string{"CHARGENET_DATABASE": "sqlite:" + path}
+	var out, errOut bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"chargenet", "chargebox", "create", "--id", "501"}, env(vars), &out, &errOut))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	first := lines[len(lines)-1]
+	assert.Regexp(t, `^[A-Za-z0-9]{32}$`, first, "the password alone on the last line of standard output")
+	assert.Contains(t, errOut.String(), `identity "501"`, "the identity defaults to the id")
+	out.Reset()
+	require.NoError(t, run(context.Background(), []string{"chargenet", "chargebox", "create", "--id", "501", "--identity", "CB-501"}, env(vars), &out, &errOut))
+	second := strings.TrimSpace(out.String())
+	assert.NotEqual(t, first, second, "create again replaces the password")
+	store, err := openStore(context.Background(), &config{Database: "sqlite:" + path})
+	require.NoError(t, err)
+	c, err := store.Chargebox(context.Background(), 501)
+	require.NoError(t, err)
+	assert.Equal(t, "CB-501", c.Identity)
+	assert.True(t, c.CheckPassword(second))
+	assert.False(t, c.CheckPassword(first))
+	require.NoError(t, store.Close())
+	assert.NotContains(t, readAll(t, filepath.Dir(path)), second, "only the hash of a password is stored")
+
+	err = run(context.Background(), []string{"chargenet", "chargebox", "create", "--id", "502", "--identity", "CB-501"}, env(vars), &out, &errOut)
+	assert.ErrorIs(t, err, chargenet.ErrConflict, "identities are unique")
+	require.NoError(t, run(context.Background(), []string{"chargenet", "chargebox", "revoke", "--id", "501"}, env(vars), &out, &errOut))
+	err = run(context.Background(), []string{"chargenet", "chargebox", "revoke", "--id", "501"}, env(vars), &out, &errOut)
+	assert.ErrorIs(t, err, chargenet.ErrNotFound)
 }
 
 // readAll concatenates every file of the database directory (main file, WAL, SHM).

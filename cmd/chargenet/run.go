@@ -19,6 +19,7 @@ import (
 	"github.com/chargenet/chargenet/health"
 	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/ocpi"
+	"github.com/chargenet/chargenet/ocpp"
 	"github.com/chargenet/chargenet/postgres"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
@@ -47,6 +48,10 @@ Usage:
   chargenet ocpi list [flags]              list the OCPI partners
   chargenet ocpi unregister --name NAME [flags]
                                            unregister an OCPI partner (and tell it)
+  chargenet chargebox create --id ID [--identity IDENTITY] [flags]
+                                           register a charge box for OCPP and print its new password (once)
+  chargenet chargebox revoke --id ID [flags]
+                                           end a charge box's registration
   chargenet help                           show this text
 
 Run "chargenet COMMAND -h" for the flags of a command.
@@ -73,6 +78,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return apikey(ctx, rest, getenv, stdout, stderr)
 	case "ocpi":
 		return ocpiCmd(ctx, rest, getenv, stdout, stderr)
+	case "chargebox":
+		return chargebox(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -187,6 +194,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		if loaded {
 			log.Info("demo inventory loaded", "locations", 120, "evses", 40)
 		}
+		if n, err := registerDemoBoxes(ctx, store, cfg.OCPPDevPassword); err != nil {
+			return fmt.Errorf("registering the demo charge boxes: %w", err)
+		} else if n > 0 {
+			log.Info("demo charge boxes registered for OCPP", "chargeboxes", n)
+		}
 	}
 	kind, _, _ := parseDatabase(cfg.Database)
 	var m *metrics.Metrics // nil: metrics off, and no cost
@@ -250,6 +262,23 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		return names, ok
 	}, 2*time.Second)
+	// The OCPP listener, if on, passes the operator's availability changes on to the
+	// boxes connected here; without it they are recorded for the replica holding the box.
+	var boxes *ocpp.Service
+	if cfg.OCPPAddr != "" {
+		var stopOCPP func()
+		if boxes, stopOCPP, err = startOCPP(cfg, store, log); err != nil {
+			return err
+		}
+		defer stopOCPP()
+	}
+	availability := func(ctx context.Context, id int64) error {
+		if boxes != nil {
+			return boxes.Owe(ctx, id)
+		}
+		_, err := store.OweAvailability(ctx, id, time.Now())
+		return err
+	}
 	handler, err := server.New(server.Config{
 		Store:                 apiStore,
 		Keys:                  keys,
@@ -262,6 +291,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Tracer:                tracer,
 		Readiness:             readiness,
 		OCPI:                  ocpiSvc,
+		Availability:          availability,
 	})
 	if err != nil {
 		return err

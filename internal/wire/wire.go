@@ -201,7 +201,7 @@ func EventData(ev *chargenet.Event) (json.RawMessage, error) {
 			LocationId: optional(e.LocationID), Version: e.Version, Connector: Connector(c), Actor: actor})
 	case chargenet.StatusPayload:
 		e := &p.EVSE
-		source := gen.StatusChangedDataSource(p.Source)
+		source := p.Source
 		out := gen.StatusChangedData{Uid: e.UID, EvseId: e.EvseID, ChargeboxId: e.ChargeboxID,
 			LocationId: optional(e.LocationID), Version: e.Version, Status: gen.EvseStatus(e.Status),
 			PreviousStatus: gen.EvseStatus(p.Previous), ReportedAt: timestamp.New(p.ReportedAt), Source: &source, Actor: actor}
@@ -216,6 +216,14 @@ func EventData(ev *chargenet.Event) (json.RawMessage, error) {
 		return json.Marshal(l)
 	case chargenet.PingPayload:
 		return json.Marshal(gen.PingData{WebhookId: p.WebhookID, Url: p.URL, Actor: actor})
+	case chargenet.ChargeboxPayload:
+		out := gen.ChargeboxEventData{ChargeboxId: p.ChargeboxID, Identity: p.Identity,
+			Protocol: gen.ChargeboxEventDataProtocol(p.Protocol), Actor: actor}
+		if p.Reason != "" {
+			reason := gen.ChargeboxEventDataReason(p.Reason)
+			out.Reason = &reason
+		}
+		return json.Marshal(out)
 	}
 	return nil, fmt.Errorf("event %s: payload of unknown kind %T", ev.ID, ev.Payload)
 }
