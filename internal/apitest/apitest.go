@@ -49,6 +49,7 @@ var (
 	releaseOnce   sync.Once
 	releaseName   string
 	releaseRouter routers.Router
+	releaseEvents map[string]bool // "type version" of each payload the release had
 	releaseErr    error
 )
 
@@ -77,9 +78,68 @@ func lastRelease() (string, routers.Router, error) {
 			return
 		}
 		d.Servers = nil
-		releaseRouter, releaseErr = legacy.NewRouter(d)
+		if releaseRouter, releaseErr = legacy.NewRouter(d); releaseErr != nil {
+			return
+		}
+		releaseEvents, releaseErr = releasedPayloads(strings.TrimSuffix(names[len(names)-1], ".yaml") + ".event-types.json")
 	})
 	return releaseName, releaseRouter, releaseErr
+}
+
+// releasedPayloads reads the event catalogue kept beside a released contract and
+// returns its payloads as "type version".
+func releasedPayloads(path string) (map[string]bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("the event catalogue of the release: %w", err)
+	}
+	var cat struct {
+		EventTypes []struct {
+			Type        string   `json:"type"`
+			APIVersions []string `json:"api_versions"`
+		} `json:"event_types"`
+	}
+	if err := json.Unmarshal(data, &cat); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := map[string]bool{}
+	for _, t := range cat.EventTypes {
+		for _, v := range t.APIVersions {
+			out[t.Type+" "+v] = true
+		}
+	}
+	return out, nil
+}
+
+// releasedEventsOnly returns an event page with only the events whose type and payload
+// version the last release had: the release tells clients that an unpinned read gets
+// each type's latest version, and a client of it pins api_version or skips the rest.
+func releasedEventsOnly(body []byte) []byte {
+	var page map[string]json.RawMessage
+	if json.Unmarshal(body, &page) != nil {
+		return body
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(page["data"], &items) != nil {
+		return body
+	}
+	kept := items[:0]
+	for _, item := range items {
+		var ev struct {
+			Type       string `json:"type"`
+			APIVersion string `json:"api_version"`
+		}
+		if json.Unmarshal(item, &ev) == nil && !releaseEvents[ev.Type+" "+ev.APIVersion] {
+			continue
+		}
+		kept = append(kept, item)
+	}
+	page["data"], _ = json.Marshal(kept)
+	out, err := json.Marshal(page)
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 // compareVersions orders file names "MAJOR.MINOR.PATCH.yaml" by their version.
@@ -110,6 +170,9 @@ func checkLastRelease(req *http.Request, status int, header http.Header, body []
 		if v == "" {
 			return nil
 		}
+	}
+	if route.Operation.OperationID == "listEvents" && status == http.StatusOK {
+		body = releasedEventsOnly(body)
 	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},

@@ -1,6 +1,7 @@
 package apitest
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -38,4 +39,26 @@ func TestCheckLastRelease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReleasedEventsOnly checks that an event page is held to the last release only for
+// the payloads that release had.
+func TestReleasedEventsOnly(t *testing.T) {
+	_, _, err := lastRelease()
+	require.NoError(t, err)
+	page := `{"data": [
+		{"type": "evse.created", "api_version": "1.0", "id": "a"},
+		{"type": "evse.created", "api_version": "9.9", "id": "b"},
+		{"type": "no.such.type", "api_version": "1.0", "id": "c"}
+	], "pagination": {"limit": 3}}`
+	var got struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+		Pagination map[string]any `json:"pagination"`
+	}
+	require.NoError(t, json.Unmarshal(releasedEventsOnly([]byte(page)), &got))
+	require.Len(t, got.Data, 1)
+	assert.Equal(t, "a", got.Data[0].ID)
+	assert.Equal(t, map[string]any{"limit": 3.0}, got.Pagination, "the rest of the page is kept")
 }
