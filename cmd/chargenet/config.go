@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chargenet/chargenet/ocpi"
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/ocpi"
 	"github.com/chargenet/chargenet/server"
 )
 
