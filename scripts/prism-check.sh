@@ -75,6 +75,9 @@ lib_start_server
 # A key of the ingest scope, for the charge box status notifications.
 INGEST_KEY=$("$BIN" apikey create --name prism-ingest --scope ingest --database "sqlite:$WORK/chargenet.db" 2>/dev/null) ||
 	die "could not create an ingest key"
+# A key of the keys scope, for the key administration.
+ADMIN_KEY=$("$BIN" apikey create --name prism-admin --scope keys --database "sqlite:$WORK/chargenet.db" 2>/dev/null) ||
+	die "could not create a keys key"
 
 # start_prism NAME [FLAGS...]: start a proxy on a free port; sets PRISM_URL. (Not in a
 # $(...) subshell: lib_track must record the pid in this shell for the cleanup.)
@@ -111,7 +114,7 @@ LENIENT=$PRISM_URL
 
 say "driving the scenario through Prism"
 rc=0
-STRICT=$STRICT LENIENT=$LENIENT DIRECT=$SERVER_URL API_KEY=$API_KEY INGEST_KEY=$INGEST_KEY \
+STRICT=$STRICT LENIENT=$LENIENT DIRECT=$SERVER_URL API_KEY=$API_KEY INGEST_KEY=$INGEST_KEY ADMIN_KEY=$ADMIN_KEY \
 	timeout 300 node "$ROOT/scripts/prism-scenario.mjs" >"$WORK/scenario.txt" 2>&1 || rc=$?
 
 if ((selftest)); then

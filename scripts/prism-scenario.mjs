@@ -3,7 +3,8 @@
 // Plain Node 20, no dependencies.
 //
 // Environment: STRICT (proxy validating requests and responses), LENIENT (proxy validating
-// responses only), DIRECT (the service itself), API_KEY, TIMEOUT_MS (default 10000).
+// responses only), DIRECT (the service itself), API_KEY (scope partner), INGEST_KEY
+// (ingest), ADMIN_KEY (keys), TIMEOUT_MS (default 10000).
 //
 // Every exchange checks: the expected status, no `sl-violations` header (Prism lists every
 // request or response violation there; with --errors an Error-level one also turns the
@@ -30,6 +31,7 @@ const LENIENT = env("LENIENT");
 const DIRECT = env("DIRECT");
 const KEY = env("API_KEY");
 const INGEST = env("INGEST_KEY");
+const ADMIN = env("ADMIN_KEY");
 const TIMEOUT = Number(process.env.TIMEOUT_MS || 10000);
 
 let passed = 0;
@@ -394,7 +396,7 @@ async function main() {
   await call("status notification", { op: "ingestStatusNotification", method: "POST", path: "/internal/v1/chargeboxes/501/status-notifications", auth: `Bearer ${INGEST}`,
     body: { connectorId: 1, status: "Faulted", errorCode: "GroundFailure", timestamp: new Date().toISOString() }, status: 200 });
   await call("status notification with a partner key", { op: "ingestStatusNotification", method: "POST", path: "/internal/v1/chargeboxes/501/status-notifications",
-    body: { connectorId: 1, status: "Available", errorCode: "NoError" }, status: 403, code: "unauthorized", param: "Authorization" });
+    body: { connectorId: 1, status: "Available", errorCode: "NoError" }, status: 403, code: "insufficient_scope", param: "Authorization" });
   await call("status notification for an unknown charge box", { op: "ingestStatusNotification", method: "POST", path: "/internal/v1/chargeboxes/9999/status-notifications", auth: `Bearer ${INGEST}`,
     body: { connectorId: 1, status: "Available", errorCode: "NoError" }, status: 404, code: "not_found", param: "chargeboxId" });
   await call("deliveries", { op: "listWebhookDeliveries", path: `${w}/deliveries`, status: 200 });
@@ -403,6 +405,27 @@ async function main() {
 
   await lifecycle();
   await sync();
+
+  console.log("charge boxes and key administration");
+  await call("charge boxes", { op: "listChargeboxes", path: "/v2/chargeboxes", status: 200 });
+  await call("charge box", { op: "getChargebox", path: "/v2/chargeboxes/501", status: 200 });
+  await call("unknown charge box", { op: "getChargebox", path: "/v2/chargeboxes/999999", status: 404, code: "not_found", param: "chargeboxId" });
+  await call("charge boxes with an ingest key", { op: "listChargeboxes", path: "/v2/chargeboxes", auth: `Bearer ${INGEST}`,
+    status: 403, code: "insufficient_scope", param: "Authorization" });
+  const admin = `Bearer ${ADMIN}`;
+  await call("keys", { op: "listKeys", path: "/admin/v1/keys", auth: admin, status: 200 });
+  await call("keys with a partner key", { op: "listKeys", path: "/admin/v1/keys", status: 403, code: "insufficient_scope", param: "Authorization" });
+  await call("create key", { op: "createKey", method: "POST", path: "/admin/v1/keys", auth: admin,
+    body: { name: "prism-reader", scopes: ["inventory:read"] }, status: 201 });
+  await call("create a key whose name is taken", { op: "createKey", method: "POST", path: "/admin/v1/keys", auth: admin,
+    body: { name: "prism-reader" }, status: 409, code: "conflict", param: "name" });
+  await call("rotate key", { op: "rotateKey", method: "POST", path: "/admin/v1/keys/prism-reader/rotate", auth: admin,
+    body: { overlapSeconds: 60 }, status: 200 });
+  await call("rotate an unknown key", { op: "rotateKey", method: "POST", path: "/admin/v1/keys/no-such-key/rotate", auth: admin,
+    body: {}, status: 404, code: "not_found", param: "name" });
+  await call("revoke key", { op: "revokeKey", method: "DELETE", path: "/admin/v1/keys/prism-reader", auth: admin, status: 204 });
+  await call("revoke an unknown key", { op: "revokeKey", method: "DELETE", path: "/admin/v1/keys/no-such-key", auth: admin,
+    status: 404, code: "not_found", param: "name" });
 
   console.log("cursors the service must refuse (strict proxy: well-formed, so Prism forwards them)");
   await call("forged cursor", { op: "listLocations", path: "/v1/locations?cursor=eyJrIjoiTE9DLTAwMDEifQ.c2lnbmF0dXJl", status: 400, code: "invalid_cursor", param: "cursor" });
