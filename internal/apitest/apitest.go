@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -155,6 +156,27 @@ func compareVersions(a, b string) int {
 	return 0
 }
 
+// findOperation finds the operation req is for, as the server routes it: on the escaped
+// path, so that an encoded slash (%2F) stays inside its path parameter, whose value is
+// then unescaped. It returns an error if no operation matches or a path parameter is
+// empty ("/v1/locations/" matches "/v1/locations/{id}" in the router, not in the server).
+func findOperation(r routers.Router, req *http.Request) (*routers.Route, map[string]string, error) {
+	probe := *req
+	u := *req.URL
+	u.Path, u.RawPath = req.URL.EscapedPath(), ""
+	probe.URL = &u
+	route, params, err := r.FindRoute(&probe)
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, v := range params {
+		if params[k], err = url.PathUnescape(v); err != nil || v == "" {
+			return nil, nil, fmt.Errorf("no operation at %s %s", req.Method, req.URL.Path)
+		}
+	}
+	return route, params, nil
+}
+
 // checkLastRelease returns an error if the answer to an operation the last released
 // contract has no longer matches that contract.
 func checkLastRelease(req *http.Request, status int, header http.Header, body []byte) error {
@@ -162,14 +184,9 @@ func checkLastRelease(req *http.Request, status int, header http.Header, body []
 	if err != nil {
 		return fmt.Errorf("loading the last released contract: %w", err)
 	}
-	route, params, ferr := r.FindRoute(req)
+	route, params, ferr := findOperation(r, req)
 	if ferr != nil {
 		return nil // an operation added since
-	}
-	for _, v := range params {
-		if v == "" {
-			return nil
-		}
 	}
 	if route.Operation.OperationID == "listEvents" && status == http.StatusOK {
 		body = releasedEventsOnly(body)
@@ -215,12 +232,7 @@ func CheckExchange(req *http.Request, status int, header http.Header, body []byt
 	if outside && status < 400 {
 		return nil
 	}
-	route, params, ferr := r.FindRoute(req)
-	for _, v := range params {
-		if v == "" { // "/v1/locations" matched "/v1/locations/{id}": not that operation's path
-			ferr = fmt.Errorf("no operation at %s %s", req.Method, req.URL.Path)
-		}
-	}
+	route, params, ferr := findOperation(r, req)
 	if ferr != nil || outside {
 		documented := status == http.StatusNotFound || status == http.StatusMethodNotAllowed ||
 			(outside && status == http.StatusServiceUnavailable)

@@ -62,3 +62,41 @@ func TestReleasedEventsOnly(t *testing.T) {
 	assert.Equal(t, "a", got.Data[0].ID)
 	assert.Equal(t, map[string]any{"limit": 3.0}, got.Pagination, "the rest of the page is kept")
 }
+
+// TestFindOperation checks that the checkers route as the servers do: an encoded slash
+// stays inside its path parameter, and an empty parameter is no operation.
+func TestFindOperation(t *testing.T) {
+	_, rest, err := contract()
+	require.NoError(t, err)
+	_, ocpi, err := ocpiContract()
+	require.NoError(t, err)
+	tests := []struct {
+		name, target string
+		ocpi         bool
+		operation    string
+		params       map[string]string
+	}{
+		{"an encoded slash in an EVSE UID", "/ocpi/2.2.1/locations/0/%2F/0", true, "",
+			map[string]string{"location_id": "0", "evse_uid": "/", "connector_id": "0"}},
+		{"an encoded slash in a location id", "/v1/locations/a%2Fb", false, "", map[string]string{"id": "a/b"}},
+		{"an empty segment", "/ocpi/2.2.1/locations/0//0", true, "none", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := rest
+			if tt.ocpi {
+				r = ocpi
+			}
+			route, params, err := findOperation(r, httptest.NewRequest(http.MethodGet, tt.target, nil))
+			if tt.operation == "none" {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.NotEmpty(t, route.Operation.OperationID)
+			for k, v := range tt.params {
+				assert.Equal(t, v, params[k], k)
+			}
+		})
+	}
+}

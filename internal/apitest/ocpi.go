@@ -57,12 +57,7 @@ func CheckOCPIExchange(req *http.Request, status int, header http.Header, body [
 			return fmt.Errorf("%s %s: %s %q answered as %q", req.Method, req.URL.Path, h, sent, got)
 		}
 	}
-	route, params, ferr := r.FindRoute(req)
-	for _, v := range params {
-		if v == "" {
-			ferr = fmt.Errorf("no operation at %s %s", req.Method, req.URL.Path)
-		}
-	}
+	route, params, ferr := findOperation(r, req)
 	if ferr == nil && !strings.HasPrefix(route.Path, "/ocpi") {
 		ferr = fmt.Errorf("%s is an operation chargenet calls, not one it serves", route.Path)
 	}
@@ -122,7 +117,7 @@ func CheckOCPIRequest(req *http.Request, body []byte) error {
 	}
 	probe := req.Clone(context.Background())
 	probe.Body = io.NopCloser(bytes.NewReader(body))
-	route, params, err := r.FindRoute(probe)
+	route, params, err := findOperation(r, probe)
 	if err != nil {
 		return fmt.Errorf("%s %s: no partner operation of the OCPI contract: %w", req.Method, req.URL.Path, err)
 	}
