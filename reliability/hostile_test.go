@@ -46,43 +46,17 @@ func TestHostileInput(t *testing.T) {
 
 	// A first run loads the demo inventory; its clean stop checkpoints the WAL.
 	srv := serve(t, db)
-	a := newAPI(srv.Base, true)
-	res, err := a.do(http.MethodGet, "/v2/evses?limit=1", "")
-	require.NoError(t, err)
-	var evsePage struct {
-		Pagination struct {
-			NextCursor string `json:"next_cursor"`
-		} `json:"pagination"`
-	}
-	require.NoError(t, json.Unmarshal(res.body, &evsePage))
+	evseCursor := secondEVSEPage(t, srv.Base)
 	require.NoError(t, srv.Stop(10*time.Second))
 	before := files(t, dir)
 
 	srv = serve(t, db)
-	corpus := hostileCorpus(t, evsePage.Pagination.NextCursor)
+	corpus := hostileCorpus(t, evseCursor)
 	statuses := &histogram{}
 	hc := &http.Client{Timeout: 15 * time.Second}
 	for _, h := range corpus {
 		t.Run(h.name, func(t *testing.T) {
-			req, err := http.NewRequest(h.method, srv.Base+h.path, bytes.NewReader(h.body))
-			require.NoError(t, err)
-			if !h.noKey {
-				req.Header.Set("Authorization", "Bearer "+key)
-			}
-			if h.body != nil {
-				req.Header.Set("Content-Type", "application/json")
-			}
-			for i := 0; i+1 < len(h.header); i += 2 {
-				if h.header[i+1] == "" {
-					req.Header.Del(h.header[i])
-					continue
-				}
-				if i > 0 && h.header[i] == h.header[i-2] {
-					req.Header.Add(h.header[i], h.header[i+1])
-				} else {
-					req.Header.Set(h.header[i], h.header[i+1])
-				}
-			}
+			req := h.request(t, srv.Base)
 			res, err := hc.Do(req)
 			require.NoError(t, err)
 			body, err := io.ReadAll(res.Body)
@@ -110,7 +84,7 @@ func TestHostileInput(t *testing.T) {
 
 	// The comparison can fail: one accepted PATCH changes the files.
 	srv = serve(t, db)
-	res, err = newAPI(srv.Base, true).do(http.MethodPatch, "/v2/evses/1002/connectors/1", `{"maxVoltage": 501}`)
+	res, err := newAPI(srv.Base, true).do(http.MethodPatch, "/v2/evses/1002/connectors/1", `{"maxVoltage": 501}`)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, res.status)
 	require.NoError(t, srv.Stop(10*time.Second))
@@ -118,6 +92,44 @@ func TestHostileInput(t *testing.T) {
 
 	t.Logf("hostile input: %d requests (%d at the HTTP level), answers %s; database files unchanged: %v",
 		len(corpus)+transport, transport, statuses, assert.ObjectsAreEqual(before, after))
+}
+
+// request is h as a request to the REST API at base.
+func (h hostile) request(t *testing.T, base string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(h.method, base+h.path, bytes.NewReader(h.body))
+	require.NoError(t, err)
+	if !h.noKey {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if h.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(h.header); i += 2 {
+		switch {
+		case h.header[i+1] == "":
+			req.Header.Del(h.header[i])
+		case i > 0 && h.header[i] == h.header[i-2]:
+			req.Header.Add(h.header[i], h.header[i+1])
+		default:
+			req.Header.Set(h.header[i], h.header[i+1])
+		}
+	}
+	return req
+}
+
+// secondEVSEPage returns the cursor of the second page of EVSEs served at base.
+func secondEVSEPage(t *testing.T, base string) string {
+	t.Helper()
+	res, err := newAPI(base, true).do(http.MethodGet, "/v2/evses?limit=1", "")
+	require.NoError(t, err)
+	var page struct {
+		Pagination struct {
+			NextCursor string `json:"next_cursor"`
+		} `json:"pagination"`
+	}
+	require.NoError(t, json.Unmarshal(res.body, &page))
+	return page.Pagination.NextCursor
 }
 
 // files hashes every file of dir.

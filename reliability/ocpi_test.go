@@ -127,9 +127,12 @@ func connectorPower(held map[string]ocpigen.Location, uid int64, id string) int 
 	return -1
 }
 
-// TestHostileOCPI sends the hostile corpus to /ocpi: every answer is the OCPI envelope
-// with the documented status, nothing leaks, and the database files are byte for byte
-// what they were.
+// TestHostileOCPI sends the OCPI hostile corpus to /ocpi, and then every request of the
+// REST API's corpus as /ocpi receives it (apitest.OCPITwins): every answer is the OCPI
+// envelope with a documented status (the OCPI corpus's exact one; never a 5xx, and a
+// refused write for the REST corpus's), nothing leaks, and the database files are byte
+// for byte what they were. A REST read may be answered 200 where OCPI reads leniently:
+// it ignores the REST API's query parameters and allows spaces after "Token".
 func TestHostileOCPI(t *testing.T) {
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "chargenet.db")
@@ -146,6 +149,7 @@ func TestHostileOCPI(t *testing.T) {
 	require.NoError(t, err)
 	position := next.Query().Get("position")
 	require.NotEmpty(t, position, "the Link of the first page carries a position")
+	evseCursor := secondEVSEPage(t, srv.Base)
 	require.NoError(t, srv.Stop(10*time.Second))
 	before := files(t, dir)
 
@@ -256,6 +260,35 @@ func TestHostileOCPI(t *testing.T) {
 			assert.NotContains(t, string(body), tokenC)
 		})
 	}
+	replayed := &histogram{}
+	for _, h := range hostileCorpus(t, evseCursor) {
+		for i, req := range apitest.OCPITwins(h.request(t, srv.Base), h.body, key, tokenC, tokenA) {
+			t.Run("REST corpus/"+h.name+[]string{"", " (credentials)"}[i], func(t *testing.T) {
+				res, err := (&http.Client{Timeout: 15 * time.Second}).Do(req)
+				require.NoError(t, err)
+				body, err := io.ReadAll(res.Body)
+				_ = res.Body.Close()
+				require.NoError(t, err)
+				replayed.add(res.StatusCode)
+				assert.Less(t, res.StatusCode, 500, "%s", body)
+				if req.Method != http.MethodGet {
+					assert.GreaterOrEqual(t, res.StatusCode, 400, "a write the REST API refuses is refused here: %s", body)
+				}
+				require.NoError(t, apitest.CheckOCPIExchange(req, res.StatusCode, res.Header, body))
+				var env struct {
+					StatusCode    int    `json:"status_code"`
+					StatusMessage string `json:"status_message"`
+				}
+				require.NoError(t, json.Unmarshal(body, &env), "the OCPI envelope: %s", body)
+				assert.NotZero(t, env.StatusCode, "%s", body)
+				assert.NotEmpty(t, env.StatusMessage)
+				assert.NotRegexp(t, leaks, string(body), "no internals in the body")
+				assert.NotContains(t, string(body), tokenC)
+			})
+		}
+	}
+	t.Logf("the REST hostile corpus at /ocpi: answers %s", replayed)
+
 	require.NoError(t, srv.Stop(10*time.Second))
 	assert.NotContains(t, srv.Log(), tokenC, "the log never holds a token")
 	assert.Equal(t, before, files(t, dir), "the database files are byte for byte unchanged")

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -21,18 +22,20 @@ import (
 )
 
 // fuzzEnv is the service over an in-memory SQLite database holding the demo inventory,
-// shared by the executions of one fuzzing process.
+// shared by the executions of one fuzzing process, with a twin serving OCPI that
+// receives every request too (see serve).
 type fuzzEnv struct {
 	e     *echo.Echo
 	store *sqlite.Store
 	state [sha256.Size]byte // snapshot of the store after the last accepted change
+	ocpi  *ocpiEnv
 }
 
 func newFuzzEnv(f *testing.F) *fuzzEnv {
 	f.Helper()
 	// No rate limit: a fuzzer sends more than any key may, and 429 is not what it tests.
 	e, store := demoService(f, ":memory:", server.Config{RateLimit: &server.RateLimit{}})
-	v := &fuzzEnv{e: e, store: store}
+	v := &fuzzEnv{e: e, store: store, ocpi: newOCPIEnv(f, ":memory:")}
 	v.state = v.snapshot(f)
 	return v
 }
@@ -93,9 +96,22 @@ func (v *fuzzEnv) snapshot(tb testing.TB) [sha256.Size]byte {
 
 // serve sends req and checks the fuzzing properties: never a 5xx, every exchange as the
 // contract documents it (a 4xx with a valid Error body), and a write that is not
-// answered 2xx changes nothing in the store.
+// answered 2xx changes nothing in the store. The same request, as the OCPI interface
+// receives it (apitest.OCPITwins), goes to the OCPI twin, which checks the same of its
+// answers; there, a write other than a registration is refused.
 func (v *fuzzEnv) serve(t *testing.T, req *http.Request) *httptest.ResponseRecorder {
 	t.Helper()
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	for _, twin := range apitest.OCPITwins(req, body, devKey, ocpiTokenC, ocpiTokenA) {
+		rec, _ := v.ocpi.serve(t, twin)
+		if twin.Method != http.MethodGet && twin.URL.Path != "/ocpi/2.2.1/credentials" && rec.Code < 400 {
+			t.Fatalf("%s %s answered %d: OCPI's Locations are read-only", twin.Method, twin.URL, rec.Code)
+		}
+	}
 	rec := httptest.NewRecorder()
 	v.e.ServeHTTP(rec, req)
 	if rec.Code >= 500 {
