@@ -41,12 +41,11 @@ type position struct {
 	ID     string `json:"i"`
 }
 
-// pageData is a page as read and encoded, kept by the store's memo.
+// pageData is a page as read and encoded, with the URL of the next page ("" on the
+// last), kept by the store's memo.
 type pageData struct {
 	data []byte
-	n    int
-	last chargenet.UpdateKey
-	more bool
+	next string
 }
 
 // Locations answers a page of the Locations list: the Locations whose last_updated is
@@ -104,20 +103,24 @@ func (s *Service) Locations(ctx context.Context, q ListQuery) (*LocationPage, er
 		if err != nil {
 			return nil, 0, err
 		}
-		p := &pageData{more: len(sites) > limit}
+		more := len(sites) > limit
 		sites = sites[:min(len(sites), limit)]
 		locs := make([]ocpigen.Location, len(sites))
 		for i := range sites {
 			locs[i] = s.location(&sites[i])
 		}
+		p := &pageData{}
 		if p.data, err = json.Marshal(locs); err != nil {
 			return nil, 0, err
 		}
-		if p.n = len(sites); p.n > 0 {
-			l := sites[p.n-1].Location
-			p.last = chargenet.UpdateKey{LastUpdated: l.LastUpdated, ID: l.ID}
+		if more {
+			last := sites[len(sites)-1].Location
+			next := position{From: rawFrom, To: rawTo, Offset: offset + len(sites), Nanos: last.LastUpdated.UnixNano(), ID: last.ID}
+			if p.next, err = s.nextURL(next, limit); err != nil {
+				return nil, 0, err
+			}
 		}
-		return p, len(p.data), nil
+		return p, len(p.data) + len(p.next), nil
 	})
 	if err != nil {
 		return nil, err
@@ -130,26 +133,27 @@ func (s *Service) Locations(ctx context.Context, q ListQuery) (*LocationPage, er
 	if err != nil {
 		return nil, err
 	}
-	out := &LocationPage{Data: page.data, Total: total.(int), Limit: MaxLimit}
-	if page.more {
-		next := position{From: rawFrom, To: rawTo, Offset: offset + page.n, Nanos: page.last.LastUpdated.UnixNano(), ID: page.last.ID}
-		raw, err := json.Marshal(next)
-		if err != nil {
-			return nil, err
-		}
-		v := url.Values{}
-		if rawFrom != "" {
-			v.Set("date_from", rawFrom)
-		}
-		if rawTo != "" {
-			v.Set("date_to", rawTo)
-		}
-		v.Set("offset", strconv.Itoa(next.Offset))
-		v.Set("limit", strconv.Itoa(limit))
-		v.Set("position", s.cfg.Cursors.Seal(raw))
-		out.Next = s.detailsURL() + "/locations?" + v.Encode()
+	return &LocationPage{Data: page.data, Total: total.(int), Limit: MaxLimit, Next: page.next}, nil
+}
+
+// nextURL returns the URL of the page that starts at next: its filters, offset and
+// limit, and the position sealed so that chargenet can trust it when it comes back.
+func (s *Service) nextURL(next position, limit int) (string, error) {
+	raw, err := json.Marshal(next)
+	if err != nil {
+		return "", err
 	}
-	return out, nil
+	v := url.Values{}
+	if next.From != "" {
+		v.Set("date_from", next.From)
+	}
+	if next.To != "" {
+		v.Set("date_to", next.To)
+	}
+	v.Set("offset", strconv.Itoa(next.Offset))
+	v.Set("limit", strconv.Itoa(limit))
+	v.Set("position", s.cfg.Cursors.Seal(raw))
+	return s.detailsURL() + "/locations?" + v.Encode(), nil
 }
 
 // memo reads through the store's chargenet.ReadMemo when it has one.
