@@ -286,34 +286,39 @@ func Check(t testing.TB, req *http.Request, status int, header http.Header, body
 // every exchange through it against the contract, failing t on any violation. Use it
 // for clients that talk to a real server.
 func Transport(t testing.TB, base http.RoundTripper) http.RoundTripper {
+	return checkingTransport(t, base, "contract violation", CheckExchange)
+}
+
+// checkingTransport wraps base (nil means http.DefaultTransport) and fails t, with
+// what's message, when check finds an exchange through it off its contract.
+func checkingTransport(t testing.TB, base http.RoundTripper, what string,
+	check func(*http.Request, int, http.Header, []byte) error) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &checkingTransport{t: t, base: base}
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		// The request body has been consumed by the time the response arrives; the
+		// checks only need the method, URL and headers.
+		probe := req.Clone(req.Context())
+		probe.Body = http.NoBody
+		res, err := base.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		body, err := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		res.Body = io.NopCloser(bytes.NewReader(body))
+		if cerr := check(probe, res.StatusCode, res.Header, body); cerr != nil {
+			t.Errorf("%s: %v", what, cerr)
+		}
+		return res, nil
+	})
 }
 
-type checkingTransport struct {
-	t    testing.TB
-	base http.RoundTripper
-}
+// roundTripFunc is a function as an http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
 
-func (c *checkingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	// The request body has been consumed by the time the response arrives; the checks
-	// only need the method, URL and headers.
-	probe := req.Clone(req.Context())
-	probe.Body = http.NoBody
-	res, err := c.base.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	body, err := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	if cerr := CheckExchange(probe, res.StatusCode, res.Header, body); cerr != nil {
-		c.t.Errorf("contract violation: %v", cerr)
-	}
-	return res, nil
-}
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

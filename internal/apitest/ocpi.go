@@ -136,32 +136,5 @@ func CheckOCPIRequest(req *http.Request, body []byte) error {
 // every exchange with chargenet's /ocpi through it against the OCPI contract (see
 // CheckOCPIExchange), failing t on any violation.
 func OCPITransport(t testing.TB, base http.RoundTripper) http.RoundTripper {
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return &ocpiTransport{t: t, base: base}
-}
-
-type ocpiTransport struct {
-	t    testing.TB
-	base http.RoundTripper
-}
-
-func (c *ocpiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	probe := req.Clone(req.Context())
-	probe.Body = http.NoBody
-	res, err := c.base.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	body, err := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	if cerr := CheckOCPIExchange(probe, res.StatusCode, res.Header, body); cerr != nil {
-		c.t.Errorf("OCPI contract violation: %v", cerr)
-	}
-	return res, nil
+	return checkingTransport(t, base, "OCPI contract violation", CheckOCPIExchange)
 }
