@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make bench-scale: import N (default 1,000,000) generated locations into an empty SQLite
 # database and into an empty PostgreSQL database (a throw-away cluster), then measure a
-# 25-item page of GET /v1/locations at several depths on each. Writes
-# bench/scale-results.md and prints it.
+# 25-item page of GET /v1/locations at several depths on each, the location change list
+# at the same depths, and an OCPI Locations page of 100 at each depth, reached through the
+# Link the service hands out. Writes bench/scale-results.md and prints it.
 #
 # Each round measures every depth on both stores, each right beside the first page (the
 # first page first in odd rounds, second in even ones), the depths in the opposite order
@@ -47,39 +48,47 @@ PG_VACUUM=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f s", e -
 say "VACUUM (ANALYZE) took $PG_VACUUM"
 rm -f "$OUT/scale.json"
 
+# Both servers answer OCPI as NL CNE, and read the bench's eMSP on loopback during its
+# registration (--webhook-allow-insecure).
+OCPI_FLAGS=(--ocpi-country-code NL --ocpi-party-id CNE --webhook-allow-insecure)
 PORT=$(free_port)
-serve "$DB" "$PORT" --read-cache-mb 0 # every page read from the database: the keyset reads are measured
+# Every page read from the database: the keyset reads are measured.
+serve "$DB" "$PORT" --read-cache-mb 0 "${OCPI_FLAGS[@]}"
 SQLITE_PID=$SERVE_PID
 PG_PORT=$(free_port)
-SERVE_LOG=$OUT/serve-pg.log serve_url "$PGURL" "$PG_PORT"
+SERVE_LOG=$OUT/serve-pg.log serve_url "$PGURL" "$PG_PORT" "${OCPI_FLAGS[@]}"
 PG_PID=$SERVE_PID
 RAW=$OUT/scale-raw.tsv
 : >"$RAW"
 depths=()
 for d in 10000 100000; do ((d < N - 25)) && depths+=("$d"); done
 depths+=($((N - 25)))
-# in_order R: the depths after the first page, in the opposite order in even rounds.
+# in_order R DEPTH...: the depths after the first page, in the opposite order in even
+# rounds.
 in_order() {
-	if (($1 % 2)); then
-		printf '%s\n' "${depths[@]}"
+	local r=$1
+	shift
+	if ((r % 2)); then
+		printf '%s\n' "$@"
 	else
-		printf '%s\n' "${depths[@]}" | tac
+		printf '%s\n' "$@" | tac
 	fi
 }
-# pair R D TARGET FIRST DEEP: wrk on the first page (recorded as depth 0/D) and on depth
-# D of TARGET, one right after the other: the first page first in odd rounds.
+# pair R D TARGET FIRST DEEP [SCRIPT]: wrk (SCRIPT, default get.lua) on the first page
+# (recorded as depth 0/D) and on depth D of TARGET, one right after the other: the first
+# page first in odd rounds.
 pair() {
-	local r=$1 d=$2 target=$3 first=$4 deep=$5
+	local r=$1 d=$2 target=$3 first=$4 deep=$5 script=${6:-get.lua}
 	if ((r % 2)); then
-		wrk_run "0/$d" "$target" "$r" "$first" get.lua 8 "$DURATION"
-		wrk_run "$d" "$target" "$r" "$deep" get.lua 8 "$DURATION"
+		wrk_run "0/$d" "$target" "$r" "$first" "$script" 8 "$DURATION"
+		wrk_run "$d" "$target" "$r" "$deep" "$script" 8 "$DURATION"
 	else
-		wrk_run "$d" "$target" "$r" "$deep" get.lua 8 "$DURATION"
-		wrk_run "0/$d" "$target" "$r" "$first" get.lua 8 "$DURATION"
+		wrk_run "$d" "$target" "$r" "$deep" "$script" 8 "$DURATION"
+		wrk_run "0/$d" "$target" "$r" "$first" "$script" 8 "$DURATION"
 	fi
 }
 for ((r = 1; r <= ROUNDS; r++)); do
-	for d in $(in_order "$r"); do
+	for d in $(in_order "$r" "${depths[@]}"); do
 		query="/v1/locations?limit=25&cursor=$("$OUT/bin/tool" cursor "$SECRET" locations "$("$OUT/bin/tool" id $((d - 1)))")"
 		for target in full pg; do
 			port=$PORT
@@ -110,7 +119,7 @@ for target in full pg; do
 	done < <("$OUT/bin/tool" change-cursors "http://127.0.0.1:$port" "$BENCH_KEY" "$CHANGE_SINCE" "${depths[@]}")
 done
 for ((r = 1; r <= ROUNDS; r++)); do
-	for d in $(in_order "$r"); do
+	for d in $(in_order "$r" "${depths[@]}"); do
 		for target in full pg; do
 			port=$PORT
 			[[ $target == pg ]] && port=$PG_PORT
@@ -126,6 +135,60 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		done
 	done
 done
+# OCPI Locations, pages of 100 (the last one full), in last_updated order: a partner
+# registered through the handshake on each store; the page at each depth reached through
+# the Link of the page before it, whose opaque position names the last location before it.
+ocpi_depths=()
+for d in 10000 100000; do ((d < N - 100)) && ocpi_depths+=("$d"); done
+ocpi_depths+=($((N - 100)))
+declare -A ocpi_want ocpi_token ocpi_url
+while read -r d id; do
+	ocpi_want[$d]=$id
+done < <("$OUT/bin/tool" ocpi-ids "$N" 42 0 "${ocpi_depths[@]}")
+for target in full pg; do
+	port=$PORT db=sqlite:$DB
+	[[ $target == pg ]] && port=$PG_PORT db=$PGURL
+	base=http://127.0.0.1:$port
+	say "OCPI ($target): registering a partner, reading the Link at each depth"
+	a=$("$OUT/bin/chargenet" ocpi register --database "$db" --name "bench-$target" "${OCPI_FLAGS[@]}" 2>/dev/null) ||
+		die "chargenet ocpi register ($target) failed"
+	token=$("$OUT/bin/tool" ocpi-register "$base/ocpi/versions" "$a") || die "the OCPI registration ($target) failed"
+	ocpi_token[$target]=$(printf '%s' "$token" | base64 -w0)
+	for d in "${ocpi_depths[@]}"; do
+		link=$("$OUT/bin/tool" ocpi-link "$base/ocpi/2.2.1/locations" "$token" $((d - 100)) 100) ||
+			die "reading the OCPI Link at $d ($target) failed"
+		[[ $link == "$base/ocpi/2.2.1/locations?"*"offset=$d&"*position=* ]] ||
+			die "the OCPI Link at $d ($target) is not what was expected: $link"
+		ocpi_url[$target.$d]=$link
+	done
+done
+# ocpi_check TARGET URL DEPTH: the OCPI page at URL holds 100 locations, the first the
+# one at DEPTH, and says X-Total-Count N.
+ocpi_check() {
+	local page total first n
+	page=$(curl -fsS -D "$OUT/scale-ocpi-headers" -H "Authorization: Token ${ocpi_token[$1]}" "$2") || die "GET $2 ($1) failed"
+	total=$(tr -d '\r' <"$OUT/scale-ocpi-headers" | awk -F': ' 'tolower($1) == "x-total-count" {print $2}')
+	first=$(grep -o '"id":"LOC-[0-9]*"' <<<"$page" | awk -F'"' 'NR == 1 {print $4}')
+	n=$(grep -o '"id":"LOC-' <<<"$page" | wc -l)
+	[[ $first == "${ocpi_want[$3]}" && $n == 100 && $total == "$N" ]] ||
+		die "the OCPI page at depth $3 ($1) starts with '$first', holds $n locations, X-Total-Count '$total'; want ${ocpi_want[$3]}, 100, $N"
+}
+for ((r = 1; r <= ROUNDS; r++)); do
+	for d in $(in_order "$r" "${ocpi_depths[@]}"); do
+		for target in full pg; do
+			port=$PORT
+			[[ $target == pg ]] && port=$PG_PORT
+			first="http://127.0.0.1:$port/ocpi/2.2.1/locations?limit=100"
+			url=${ocpi_url[$target.$d]}
+			if ((r == 1)); then
+				ocpi_check "$target" "$first" 0
+				ocpi_check "$target" "$url" "$d"
+			fi
+			OCPI_TOKEN=${ocpi_token[$target]} pair "$r" "$d" "$target-ocpi" "$first" "$url" get-ocpi.lua
+		done
+	done
+done
+awk -F'\t' '$7 > 0 {exit 1}' "$RAW" || die "the service answered non-2xx under load (see $RAW and $OUT/serve*.log)"
 RSS=$(peak_rss "$SQLITE_PID")
 PG_RSS=$(peak_rss "$PG_PID")
 "$OUT/bin/tool" scale-report "$RAW" "$RSS" "$IMPORT" "$SIZE" "$N" "$PG_IMPORT" "$PG_SIZE" "$PG_RSS" "$PG_VACUUM" | tee "$ROOT/bench/scale-results.md"

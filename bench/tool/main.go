@@ -22,6 +22,8 @@
 //	                                  credentials token it got
 //	tool ocpi-link LOCATIONS_URL TOKEN OFFSET LIMIT
 //	                                  prints the Link (with its position) of an OCPI page
+//	tool ocpi-ids N SEED POSITION...  prints "POSITION ID" for each position of the OCPI
+//	                                  Locations list of tool gen N SEED once imported
 //	tool ocpi-lag URL KEY VERSIONS_URL TOKEN_A RATE DURATION DRAIN
 //	                                  measures the lag of OCPI pushes at RATE changes/s
 //	tool ocpi-report RAW CONNS DURATION ROUNDS DEEP
@@ -131,7 +133,7 @@ func run(args []string) error {
 			depths = append(depths, d)
 		}
 		return changeCursors(args[1], args[2], args[3], depths)
-	case "ocpi-register", "ocpi-link", "ocpi-lag":
+	case "ocpi-register", "ocpi-link", "ocpi-ids", "ocpi-lag":
 		return ocpiArgs(args)
 	case "ocpi-report":
 		if len(args) != 6 {
@@ -166,13 +168,11 @@ var cities = []city{
 // ID returns the id of the generated location at zero-based position i.
 func ID(i int) string { return fmt.Sprintf("LOC-%07d", i+1) }
 
-func gen(n int, seed uint64) error {
+// generate calls yield with each of the n locations of seed in turn, as the import file
+// holds them.
+func generate(n int, seed uint64, yield func(loc map[string]any) error) error {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	updated := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := w.WriteString(`{"evses": [], "locations": [`); err != nil {
-		return err
-	}
 	for i := range n {
 		c := cities[rng.IntN(len(cities))]
 		loc := map[string]any{
@@ -187,18 +187,35 @@ func gen(n int, seed uint64) error {
 			"evseUids":    []int{},
 			"lastUpdated": updated.Add(time.Duration(rng.IntN(86400*300)) * time.Second).Format(time.RFC3339),
 		}
+		if err := yield(loc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func gen(n int, seed uint64) error {
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	if _, err := w.WriteString(`{"evses": [], "locations": [`); err != nil {
+		return err
+	}
+	first := true
+	err := generate(n, seed, func(loc map[string]any) error {
 		b, err := json.Marshal(loc)
 		if err != nil {
 			return err
 		}
-		if i > 0 {
+		if !first {
 			if err := w.WriteByte(','); err != nil {
 				return err
 			}
 		}
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
+		first = false
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if _, err := w.WriteString("]}\n"); err != nil {
 		return err

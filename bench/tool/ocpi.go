@@ -251,6 +251,38 @@ func held(pushes []ocpitest.Push) map[int][]shown {
 	return out
 }
 
+// ocpiIDs prints "POSITION ID" for each position: the id of the location at that
+// zero-based position of the OCPI Locations list once the n generated locations of seed
+// are imported, the list being in last_updated order, then by id. bench/scale.sh checks
+// the pages it measures against them, without asking the service.
+func ocpiIDs(n int, seed uint64, positions []int) error {
+	type entry struct {
+		updated string // RFC 3339 in UTC, whole seconds: ordered as the times are
+		i       int
+	}
+	list := make([]entry, 0, n)
+	err := generate(n, seed, func(loc map[string]any) error {
+		list = append(list, entry{loc["lastUpdated"].(string), len(list)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(list, func(a, b entry) int {
+		if c := strings.Compare(a.updated, b.updated); c != 0 {
+			return c
+		}
+		return a.i - b.i // ID(i) orders as i does
+	})
+	for _, p := range positions {
+		if p < 0 || p >= n {
+			return fmt.Errorf("position %d is not within the %d locations", p, n)
+		}
+		fmt.Printf("%d %s\n", p, ID(list[p].i))
+	}
+	return nil
+}
+
 // ocpiArgs runs the ocpi-* subcommands of tool.
 func ocpiArgs(args []string) error {
 	switch args[0] {
@@ -269,6 +301,27 @@ func ocpiArgs(args []string) error {
 			return fmt.Errorf("OFFSET and LIMIT must be whole numbers")
 		}
 		return ocpiLink(args[1], args[2], offset, limit)
+	case "ocpi-ids":
+		if len(args) < 4 {
+			return fmt.Errorf("usage: tool ocpi-ids N SEED POSITION [POSITION ...]")
+		}
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 0 {
+			return fmt.Errorf("count %q must be a whole number", args[1])
+		}
+		seed, err := strconv.ParseUint(args[2], 10, 64)
+		if err != nil {
+			return fmt.Errorf("SEED %q: %w", args[2], err)
+		}
+		var positions []int
+		for _, a := range args[3:] {
+			p, err := strconv.Atoi(a)
+			if err != nil {
+				return fmt.Errorf("position %q must be a whole number", a)
+			}
+			positions = append(positions, p)
+		}
+		return ocpiIDs(n, seed, positions)
 	case "ocpi-lag":
 		if len(args) != 8 {
 			return fmt.Errorf("usage: tool ocpi-lag URL KEY VERSIONS_URL TOKEN_A RATE DURATION DRAIN")

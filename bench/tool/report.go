@@ -278,6 +278,7 @@ func scaleReport(w io.Writer, raw, rss, importTime, dbSize, n string) error {
 		"ratio to the first page measured beside it (lowest–highest in brackets).\n\n", n, importTime, dbSize)
 	depthTable(w, samples, "full", rss)
 	changeTable(w, samples, "full-changes")
+	ocpiDepthTable(w, samples, "full-ocpi")
 	return nil
 }
 
@@ -310,15 +311,36 @@ func scaleReportPG(w io.Writer, raw, rss, importTime, dbSize, n, vacuum string) 
 		"interleaved with the SQLite rounds.\n\n", n, importTime, dbSize, vacuum)
 	depthTable(w, samples, "pg", rss)
 	changeTable(w, samples, "pg-changes")
+	ocpiDepthTable(w, samples, "pg-ocpi")
 	return nil
 }
 
-// depthTable prints the page latency at each depth of target. bench/scale.sh measures
-// each depth D right beside the first page, recorded as depth "0/D"; a depth's latency
-// against the first page's is the median over the rounds of its ratio to the first page
-// measured beside it (to the round's depth 0 when there is none). The first page's row
-// takes every measurement of it.
+// depthTable prints the page latency at each depth of target (see depthRows) and the
+// deepest page's against the first page's, held to 1.2.
 func depthTable(w io.Writer, samples []sample, target, rss string) {
+	depths, ratios := depthRows(w, samples, target)
+	if len(depths) == 0 {
+		return
+	}
+	p50Of := func(s sample) float64 { return s.p50 }
+	deepest := depths[len(depths)-1]
+	first := collectIf(samples, isFirst(target), p50Of).med
+	last := collect(samples, deepest, target, p50Of).med
+	fmt.Fprintf(w, "\nDeepest / first page, p50 latency, the median of the rounds' ratios: %.2f (goal ≤ 1.2); "+
+		"the ratio of the medians: %.2f.", ratios[deepest].med, last/first)
+	if rss != "" {
+		fmt.Fprintf(w, " Peak RSS of the server: %s MB (goal < 150 MB).", rss)
+	}
+	fmt.Fprintln(w)
+}
+
+// depthRows prints the table of the page latency at each depth of target and returns
+// the depths in order (none when target was not measured) with each one's p50 against
+// the first page's. bench/scale.sh measures each depth D right beside the first page,
+// recorded as depth "0/D"; a depth's latency against the first page's is the median over
+// the rounds of its ratio to the first page measured beside it (to the round's depth 0
+// when there is none). The first page's row takes every measurement of it.
+func depthRows(w io.Writer, samples []sample, target string) ([]string, map[string]stat) {
 	fmt.Fprintln(w, "| depth | req/s | p50 ms | p99 ms | p50 / depth 0 (rounds) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	depths := []string{"0"}
@@ -328,7 +350,7 @@ func depthTable(w io.Writer, samples []sample, target, rss string) {
 		}
 	}
 	if len(depths) == 1 && !slices.ContainsFunc(samples, isFirst(target)) {
-		return
+		return nil, nil
 	}
 	slices.SortFunc(depths, func(a, b string) int {
 		x, _ := strconv.Atoi(a)
@@ -336,7 +358,7 @@ func depthTable(w io.Writer, samples []sample, target, rss string) {
 		return x - y
 	})
 	p50Of := func(s sample) float64 { return s.p50 }
-	var deepest stat
+	ratios := map[string]stat{}
 	for _, d := range depths {
 		of := is(d, target)
 		if d == "0" {
@@ -345,22 +367,63 @@ func depthTable(w io.Writer, samples []sample, target, rss string) {
 		rps := collectIf(samples, of, func(s sample) float64 { return s.rps })
 		p50 := collectIf(samples, of, p50Of)
 		p99 := collectIf(samples, of, func(s sample) float64 { return s.p99 })
-		deepest = stat{1, 1, 1}
+		r := stat{1, 1, 1}
 		if d != "0" {
 			beside := is("0/"+d, target)
 			if !slices.ContainsFunc(samples, beside) {
 				beside = is("0", target)
 			}
-			deepest = statOf(roundRatios(samples, of, beside, p50Of))
+			r = statOf(roundRatios(samples, of, beside, p50Of))
 		}
-		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.2f (%.2f–%.2f) |\n", d, rps.rps(), p50.med, p99.med, deepest.med, deepest.min, deepest.max)
+		ratios[d] = r
+		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.2f (%.2f–%.2f) |\n", d, rps.rps(), p50.med, p99.med, r.med, r.min, r.max)
 	}
+	return depths, ratios
+}
+
+// ocpiGoalDepth is the depth at which following the OCPI Locations list's Link must cost
+// at most ocpiGoal times the first page (p50).
+const (
+	ocpiGoalDepth = "100000"
+	ocpiGoal      = 1.5
+)
+
+// ocpiDepthTable prints, when bench/scale.sh measured them, the OCPI Locations pages of
+// 100 of target at each depth, each after the first reached through the Link the service
+// handed out, and the page at ocpiGoalDepth against the first page, held to ocpiGoal.
+func ocpiDepthTable(w io.Writer, samples []sample, target string) {
+	if !slices.ContainsFunc(samples, func(s sample) bool { return s.target == target }) {
+		return
+	}
+	fmt.Fprintf(w, "\nOCPI 2.2.1 Locations, `GET /ocpi/2.2.1/locations?limit=100` (the same server, answering OCPI as "+
+		"`--ocpi-country-code NL --ocpi-party-id CNE`), with the credentials token of a partner registered through the "+
+		"handshake: pages of 100 in `last_updated` order, each with `X-Total-Count` (the count of every location, read "+
+		"with each page); the page at each depth reached through the `Link` of the page before it, whose opaque "+
+		"`position` names the last location before it.\n\n")
+	depths, ratios := depthRows(w, samples, target)
+	if len(depths) == 0 {
+		return
+	}
+	p50Of := func(s sample) float64 { return s.p50 }
 	first := collectIf(samples, isFirst(target), p50Of).med
-	last := collect(samples, depths[len(depths)-1], target, p50Of).med
-	fmt.Fprintf(w, "\nDeepest / first page, p50 latency, the median of the rounds' ratios: %.2f (goal ≤ 1.2); "+
-		"the ratio of the medians: %.2f.", deepest.med, last/first)
-	if rss != "" {
-		fmt.Fprintf(w, " Peak RSS of the server: %s MB (goal < 150 MB).", rss)
+	line := func(d string) string {
+		r := ratios[d]
+		return fmt.Sprintf("%.2f (%.2f–%.2f); the ratio of the medians: %.2f", r.med, r.min, r.max,
+			collect(samples, d, target, p50Of).med/first)
+	}
+	if r, ok := ratios[ocpiGoalDepth]; ok {
+		mark := "met"
+		if r.med > ocpiGoal {
+			mark = "missed"
+		}
+		fmt.Fprintf(w, "\nPage at %s by `Link` / first page, `X-Total-Count` included, p50 latency, the median of the rounds' "+
+			"ratios: %s (goal ≤ %.1f: %s).", ocpiGoalDepth, line(ocpiGoalDepth), ocpiGoal, mark)
+	} else {
+		fmt.Fprintf(w, "\nPage at %s by `Link` / first page, p50 latency (goal ≤ %.1f): not measured, the list is shorter.",
+			ocpiGoalDepth, ocpiGoal)
+	}
+	if d := depths[len(depths)-1]; d != ocpiGoalDepth && d != "0" {
+		fmt.Fprintf(w, " Deepest (%s) / first page, the median of the rounds' ratios: %s.", d, line(d))
 	}
 	fmt.Fprintln(w)
 }

@@ -97,3 +97,60 @@ func TestMixedTableBesideGETs(t *testing.T) {
 	assert.Contains(t, out.String(), "| SQLite, read cache on, beside GETs | GET EVSE | 1000 (1000–1000) | 900 (900–900) | 90 %, 90 %, 90 % | 90 % | – | 90 % | 999 | 3.00 | 0 |")
 	assert.Contains(t, out.String(), "| SQLite, read cache on, beside GETs | GET locations, first page |")
 }
+
+// TestOCPIDepthTable checks that the OCPI goal is held at depth 100,000, not at the
+// deepest page, by the median of the rounds' ratios, and says so when the list was too
+// short to reach it.
+func TestOCPIDepthTable(t *testing.T) {
+	tests := []struct {
+		name   string
+		deep   float64 // p50 of depth 100000 in rounds 1 and 2, beside a first page of 10 ms
+		want   []string
+		absent []string
+	}{
+		{
+			name: "met",
+			deep: 14,
+			want: []string{
+				"| 100000 | – | 14.000 | 0.000 | 1.40 (1.40–1.40) |",
+				"Page at 100000 by `Link` / first page, `X-Total-Count` included, p50 latency, the median of the rounds' " +
+					"ratios: 1.40 (1.40–1.40); the ratio of the medians: 1.40 (goal ≤ 1.5: met).",
+				" Deepest (999900) / first page, the median of the rounds' ratios: 2.00 (2.00–2.00)",
+			},
+		},
+		{
+			name: "missed",
+			deep: 16,
+			want: []string{"ratios: 1.60 (1.60–1.60); the ratio of the medians: 1.60 (goal ≤ 1.5: missed)."},
+		},
+		{
+			name:   "too short",
+			want:   []string{"Page at 100000 by `Link` / first page, p50 latency (goal ≤ 1.5): not measured, the list is shorter."},
+			absent: []string{"| 100000 |"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var samples []sample
+			for round := 1; round <= 2; round++ {
+				samples = append(samples,
+					sample{endpoint: "0/999900", target: "pg-ocpi", round: round, p50: 10},
+					sample{endpoint: "999900", target: "pg-ocpi", round: round, p50: 20},
+					sample{endpoint: "999900", target: "pg", round: round, p50: 1}) // another table
+				if tt.deep > 0 {
+					samples = append(samples,
+						sample{endpoint: "0/100000", target: "pg-ocpi", round: round, p50: 10},
+						sample{endpoint: "100000", target: "pg-ocpi", round: round, p50: tt.deep})
+				}
+			}
+			var b strings.Builder
+			ocpiDepthTable(&b, samples, "pg-ocpi")
+			for _, w := range tt.want {
+				assert.Contains(t, b.String(), w)
+			}
+			for _, a := range tt.absent {
+				assert.NotContains(t, b.String(), a)
+			}
+		})
+	}
+}
