@@ -134,4 +134,30 @@ func testSites(t *testing.T, open Opener) {
 		_, err = s.Site(ctx, "LOC-9999")
 		assert.ErrorIs(t, err, chargenet.ErrNotFound)
 	})
+
+	t.Run("the count follows new locations and imports, not failed ones", func(t *testing.T) {
+		count := func() int {
+			t.Helper()
+			n, err := s.CountSites(ctx, time.Time{}, time.Time{})
+			require.NoError(t, err)
+			return n
+		}
+		l := inv.Locations[0]
+		l.ID, l.EvseUIDs = "LOC-NEW1", nil
+		_, created, err := s.PutLocation(ctx, &l, "", later.Add(time.Minute))
+		require.NoError(t, err)
+		require.True(t, created)
+		assert.Equal(t, 121, count())
+		l2 := l
+		l2.ID = "LOC-NEW2"
+		require.NoError(t, s.Import(ctx, &chargenet.Inventory{Locations: []chargenet.Location{l2}}))
+		assert.Equal(t, 122, count())
+		l3 := l
+		l3.ID = "LOC-NEW3"
+		err = s.Import(ctx, &chargenet.Inventory{Locations: []chargenet.Location{l3, inv.Locations[1]}})
+		require.ErrorIs(t, err, chargenet.ErrConflict, "a location that exists fails the whole import")
+		assert.Equal(t, 122, count(), "a failed import adds nothing to the count")
+		_, err = s.Site(ctx, "LOC-NEW3")
+		assert.ErrorIs(t, err, chargenet.ErrNotFound)
+	})
 }
