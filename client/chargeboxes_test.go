@@ -258,8 +258,8 @@ func TestChargeboxErrors(t *testing.T) {
 	ctx := context.Background()
 	srv := newServer(t, serverConfig{})
 	registerBox(t, srv.Store, 501)
-	ingestKey := storedKey(t, srv.Store, "ocpp-gateway", chargenet.ScopeIngest)
-	readKey := storedKey(t, srv.Store, "emsp-read", chargenet.ScopeInventoryRead)
+	ingestKey := storedKey(t, srv, "ocpp-gateway", chargenet.ScopeIngest)
+	readKey := storedKey(t, srv, "emsp-read", chargenet.ScopeInventoryRead)
 	evses, err := newClient(t, srv.URL).EVSEsPage(ctx, client.PageRequest{Limit: 1})
 	require.NoError(t, err)
 

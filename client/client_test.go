@@ -306,14 +306,12 @@ func wantLocation(t *testing.T, store chargenet.Store, id string) client.Locatio
 	return out
 }
 
-// storedKey stores an API key named name with scopes, as the command line creates one,
-// and returns its secret.
-func storedKey(t *testing.T, store chargenet.Store, name string, scopes ...string) string {
+// storedKey stores an API key of srv named name with scopes (see demoServer.newKey) and
+// returns its secret.
+func storedKey(t *testing.T, srv *demoServer, name string, scopes ...string) string {
 	t.Helper()
-	secret := server.NewAPIKey()
-	require.NoError(t, store.CreateAPIKey(context.Background(), chargenet.APIKey{
-		Name: name, Hash: chargenet.HashAPIKey(secret), Scopes: scopes, CreatedAt: time.Now().UTC().Truncate(time.Second),
-	}))
+	secret, err := srv.newKey(name, scopes...)
+	require.NoError(t, err)
 	return secret
 }
 
