@@ -306,6 +306,15 @@ func wantLocation(t *testing.T, store chargenet.Store, id string) client.Locatio
 	return out
 }
 
+// storedKey stores an API key of srv named name with scopes (see demoServer.newKey) and
+// returns its secret.
+func storedKey(t *testing.T, srv *demoServer, name string, scopes ...string) string {
+	t.Helper()
+	secret, err := srv.newKey(name, scopes...)
+	require.NoError(t, err)
+	return secret
+}
+
 func demoLocationIDs() []string {
 	ids := make([]string, 120)
 	for i := range ids {

@@ -37,6 +37,16 @@ type demoServer struct {
 // Close stops the server and removes its database.
 func (s *demoServer) Close() { s.close() }
 
+// newKey stores an API key named name with scopes, as the command line creates one,
+// and returns its secret.
+func (s *demoServer) newKey(name string, scopes ...string) (string, error) {
+	secret := server.NewAPIKey()
+	err := s.Store.CreateAPIKey(context.Background(), chargenet.APIKey{
+		Name: name, Hash: chargenet.HashAPIKey(secret), Scopes: scopes, CreatedAt: time.Now().UTC().Truncate(time.Second),
+	})
+	return secret, err
+}
+
 // startDemoServer starts a demoServer. Examples call it directly; tests use newServer.
 func startDemoServer(cfg serverConfig) (_ *demoServer, err error) {
 	dir, err := os.MkdirTemp("", "chargenet-client-")

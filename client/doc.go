@@ -1,7 +1,8 @@
 // Package client is the Go client of the Charging Network Integration API: EVSEs with
 // their connectors and their lifecycle (create, commission, remove), the locations that
-// hold them, the catalogue of webhook event types, the event log, and the tools to keep a
-// copy of the network in sync. It is a thin layer over the client generated from the contract
+// hold them, the charge boxes that connect over OCPP, the catalogue of webhook event
+// types, the event log, the tools to keep a copy of the network in sync, and the
+// administration of API keys. It is a thin layer over the client generated from the contract
 // (openapi/openapi.yaml, version APIVersion) with plain Go types, iterators that follow
 // the pagination cursors, errors you can test with errors.Is, and retries.
 //
@@ -114,16 +115,33 @@
 // ReplayWebhook (they keep their ids, so its deduplication drops the ones it has), and
 // checks its endpoint with TestWebhook.
 //
+// # Key administration
+//
+// A client whose API key holds ScopeKeys hands out keys. CreateAPIKey returns the new
+// key's secret, the only time it is shown; RotateAPIKey gives a key a new secret while
+// the old one keeps working for an overlap; RevokeAPIKey ends every secret of a key;
+// APIKeys lists the keys with their last use. Creation and rotation are sent once and
+// never retried: the service keeps no answer that would hold a secret.
+//
+//	key, secret, err := admin.CreateAPIKey(ctx, client.NewAPIKey{Name: "emsp-acme",
+//		Scopes: []client.Scope{client.ScopeInventoryRead, client.ScopeWebhooks}})
+//	// Hand secret to the key's holder. Later, a new secret; the old one works for a day:
+//	_, secret, err = admin.RotateAPIKey(ctx, key.Name, client.KeyRotation{Overlap: new(24 * time.Hour)})
+//
+// A key without the scope an operation needs fails with ErrForbidden, code
+// insufficient_scope, and Error.Scope names the scope it lacks.
+//
 // # Idempotency
 //
-// Every POST carries an Idempotency-Key: one the client makes up per call (a random
-// UUID) and sends again on each retry of that call, or the caller's own, given with
-// WithIdempotencyKey. The service keeps the first answer to a key for 24 hours and gives
-// it again to a repeat with the same body, with Response.Replayed set, instead of
-// creating a second EVSE or connector. So CreateEVSE and CreateConnector are retried
-// like reads, and a retry after a lost answer cannot create twice. Pass your own key to
-// make a call safe to repeat across restarts of your program; a key reused with another
-// body fails with ErrIdempotencyKeyReused.
+// Every POST but CreateAPIKey and RotateAPIKey (see Key administration) carries an
+// Idempotency-Key: one the client makes up per call (a random UUID) and sends again on
+// each retry of that call, or the caller's own, given with WithIdempotencyKey. The
+// service keeps the first answer to a key for 24 hours and gives it again to a repeat
+// with the same body, with Response.Replayed set, instead of creating a second EVSE or
+// connector. So CreateEVSE and CreateConnector are retried like reads, and a retry
+// after a lost answer cannot create twice. Pass your own key to make a call safe to
+// repeat across restarts of your program; a key reused with another body fails with
+// ErrIdempotencyKeyReused.
 //
 // # Request IDs and rate limits
 //
@@ -155,7 +173,8 @@
 // conditional with IfMatch are repeated on network errors and on 429, 502, 503 and 504
 // answers, with exponential backoff and full jitter, honouring Retry-After, up to
 // DefaultRetryPolicy.MaxAttempts attempts (see RetryPolicy and WithRetry). A PATCH
-// without IfMatch is sent once. Waits end when the context is done.
+// without IfMatch, CreateAPIKey and RotateAPIKey are sent once. Waits end when the
+// context is done.
 //
 // # Concurrency control
 //

@@ -23,9 +23,12 @@ var (
 	// invalid_connector). Error.Param names the offending field.
 	ErrInvalid = errors.New("chargenet: invalid request")
 	// ErrForbidden matches a 403 answer: the API key is missing, malformed, unknown or
-	// revoked (code unauthorized). The service never answers 401.
+	// revoked (code unauthorized), has expired or its secret was replaced by a rotation
+	// (code key_expired), or does not hold the scope the operation needs (code
+	// insufficient_scope: Error.Scope names it). The service never answers 401.
 	ErrForbidden = errors.New("chargenet: forbidden")
-	// ErrNotFound matches a 404 answer: the EVSE, connector or location does not exist.
+	// ErrNotFound matches a 404 answer: the EVSE, connector, location, charge box or API
+	// key does not exist.
 	ErrNotFound = errors.New("chargenet: not found")
 	// ErrConflict matches a 409 answer: the change contradicts the state of what it
 	// addresses. Error.Code says how: the connector was deleted (connector_deleted), the
@@ -59,6 +62,8 @@ const (
 	CodeInvalidBody          = "invalid_body"
 	CodeInvalidConnector     = "invalid_connector"
 	CodeUnauthorized         = "unauthorized"
+	CodeInsufficientScope    = "insufficient_scope"
+	CodeKeyExpired           = "key_expired"
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
 	CodeConflict             = "conflict"
@@ -97,6 +102,9 @@ type Error struct {
 	// Param is the offending path or query parameter, header or body field (for example
 	// "maxVoltage" or "cursor"), or empty.
 	Param string
+	// Scope is the scope the operation needs and the API key does not hold (with code
+	// insufficient_scope), or empty.
+	Scope string
 	// RequestID identifies the request at the service (the body's requestId, else the
 	// X-Request-Id header); quote it when you contact support.
 	RequestID string
@@ -182,6 +190,9 @@ func newError(op string, status int, header http.Header, body []byte, now time.T
 		e.Code, e.Message = b.Code, b.Message
 		if b.Param != nil {
 			e.Param = *b.Param
+		}
+		if b.Scope != nil {
+			e.Scope = *b.Scope
 		}
 		if b.RequestId != "" {
 			e.RequestID = b.RequestId

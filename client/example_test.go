@@ -421,3 +421,65 @@ func ExampleClient_EVSEsSince() {
 	// changed: 1002 150
 	// changed later: 1001 175
 }
+
+func ExampleClient_CreateAPIKey() {
+	srv, err := startDemoServer(serverConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	adminKey, err := srv.newKey("key-admin", "keys") // as `chargenet apikey create --scope keys` makes one
+	if err != nil {
+		log.Fatal(err)
+	}
+	admin, err := client.New(srv.URL, client.WithAPIKey(adminKey))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+
+	// A key for a partner that reads the network and follows it by webhook. The answer
+	// is the only time its secret is shown.
+	key, secret, err := admin.CreateAPIKey(ctx, client.NewAPIKey{
+		Name: "emsp-acme", Scopes: []client.Scope{client.ScopeInventoryRead, client.ScopeWebhooks},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(key.Name, key.Scopes)
+
+	// The partner reads with it, and cannot change anything.
+	partner, err := client.New(srv.URL, client.WithAPIKey(secret))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, _, err := partner.EVSE(ctx, 1001); err != nil {
+		log.Fatal(err)
+	}
+	_, _, err = partner.UpdateEVSE(ctx, 1001, client.EVSEPatch{Status: new(client.StatusInoperative)})
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) {
+		fmt.Println(apiErr.StatusCode, apiErr.Code, apiErr.Scope)
+	}
+
+	// A new secret that replaces the old one at once, then the end of the key.
+	if _, _, err := admin.RotateAPIKey(ctx, key.Name, client.KeyRotation{Overlap: new(time.Duration(0))}); err != nil {
+		log.Fatal(err)
+	}
+	_, _, err = partner.EVSE(ctx, 1001)
+	fmt.Println("old secret refused:", errors.Is(err, client.ErrForbidden))
+	if err := admin.RevokeAPIKey(ctx, key.Name); err != nil {
+		log.Fatal(err)
+	}
+	for k, err := range admin.APIKeys(ctx, client.ListOptions{}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("active:", k.Name, k.Scopes)
+	}
+	// Output:
+	// emsp-acme [inventory:read webhooks]
+	// 403 insufficient_scope inventory:write
+	// old secret refused: true
+	// active: key-admin [keys]
+}

@@ -53,7 +53,8 @@ type LocationPage = Page[Location]
 // EVSEPage is one page of EVSEs, as returned by EVSEsPage.
 type EVSEPage = Page[EVSE]
 
-// ListOptions configures the iterators Locations and EVSEs.
+// ListOptions configures the iterators over whole lists: Locations, EVSEs,
+// Chargeboxes and APIKeys.
 type ListOptions struct {
 	// PageSize is the number of items fetched per request, 1 to MaxPageSize; zero means
 	// MaxPageSize. Other values make the iterator yield ErrInvalid.

@@ -22,12 +22,14 @@ import (
 //
 // Only requests that cannot change anything twice are repeated:
 //   - reads (GET);
-//   - PUT and DELETE (PutLocation, DeleteLocation, RemoveEVSE, DeleteConnector), which
-//     leave the same state however often they are applied;
+//   - PUT and DELETE (PutLocation, DeleteLocation, RemoveEVSE, DeleteConnector,
+//     RevokeAPIKey), which leave the same state however often they are applied;
 //   - POST with an Idempotency-Key (CreateEVSE, CreateConnector). The client sends one
-//     on every POST: the caller's (WithIdempotencyKey) or a random one it makes per call
-//     and sends again on each of that call's attempts, so a repeat after a lost answer
-//     gets the first answer again (Response.Replayed) instead of creating twice;
+//     on every POST but CreateAPIKey and RotateAPIKey: the caller's (WithIdempotencyKey)
+//     or a random one it makes per call and sends again on each of that call's attempts,
+//     so a repeat after a lost answer gets the first answer again (Response.Replayed)
+//     instead of creating twice. CreateAPIKey and RotateAPIKey are sent once: the
+//     service keeps no answer for them, which would hold a secret;
 //   - PATCH (UpdateConnector, UpdateEVSE) only when it carries IfMatch. A PATCH without
 //     IfMatch is sent once, because a lost answer does not tell whether it was applied.
 //     One with IfMatch whose first attempt was applied but whose answer was lost is
@@ -146,6 +148,20 @@ func repeatable(req *http.Request) bool {
 // headerIdempotencyKey is the request header that makes a POST safe to repeat.
 const headerIdempotencyKey = "Idempotency-Key"
 
+// sendOnceKey marks the context of a request that the doer sends once, without an
+// Idempotency-Key: its operation takes none and a repeat would do it again.
+type sendOnceKey struct{}
+
+// sendOnce returns ctx marked so that its request is sent once (see sendOnceKey).
+func sendOnce(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sendOnceKey{}, true)
+}
+
+func isSendOnce(ctx context.Context) bool {
+	once, _ := ctx.Value(sendOnceKey{}).(bool)
+	return once
+}
+
 // keyInUse reports whether an answer says that an earlier attempt with the same
 // Idempotency-Key is still running at the service (409 idempotency_key_in_use).
 func keyInUse(status int, body []byte) bool {
@@ -217,13 +233,14 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	if d.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+d.apiKey)
 	}
-	if req.Method == http.MethodPost && req.Header.Get(headerIdempotencyKey) == "" {
+	ctx := req.Context()
+	once := isSendOnce(ctx)
+	if req.Method == http.MethodPost && !once && req.Header.Get(headerIdempotencyKey) == "" {
 		// One key for all attempts of this call: a repeat is recognised as one.
 		req.Header.Set(headerIdempotencyKey, newIdempotencyKey())
 	}
-	ctx := req.Context()
 	attempts := 1
-	if repeatable(req) {
+	if !once && repeatable(req) {
 		attempts = d.policy.MaxAttempts
 	}
 	for n := 1; ; n++ {
