@@ -25,11 +25,12 @@ import (
 //   - PUT and DELETE (PutLocation, DeleteLocation, RemoveEVSE, DeleteConnector,
 //     RevokeAPIKey), which leave the same state however often they are applied;
 //   - POST with an Idempotency-Key (CreateEVSE, CreateConnector). The client sends one
-//     on every POST but CreateAPIKey and RotateAPIKey: the caller's (WithIdempotencyKey)
-//     or a random one it makes per call and sends again on each of that call's attempts,
-//     so a repeat after a lost answer gets the first answer again (Response.Replayed)
-//     instead of creating twice. CreateAPIKey and RotateAPIKey are sent once: the
-//     service keeps no answer for them, which would hold a secret;
+//     on every POST but those sent once (below): the caller's (WithIdempotencyKey) or a
+//     random one it makes per call and sends again on each of that call's attempts, so a
+//     repeat after a lost answer gets the first answer again (Response.Replayed) instead
+//     of creating twice. CreateAPIKey, RotateAPIKey, TestWebhook and ReplayWebhook are
+//     sent once, without one: the service keeps no answer for them (a key's would hold a
+//     secret), so a repeat would rotate, ping or queue again;
 //   - PATCH (UpdateConnector, UpdateEVSE) only when it carries IfMatch. A PATCH without
 //     IfMatch is sent once, because a lost answer does not tell whether it was applied.
 //     One with IfMatch whose first attempt was applied but whose answer was lost is

@@ -220,7 +220,7 @@ func (c *Client) Event(ctx context.Context, id, apiVersion string, opts ...CallO
 func (c *Client) TestWebhook(ctx context.Context, webhookID string, opts ...CallOption) (string, error) {
 	o := newCallOptions(opts)
 	op := "POST /emsp/v1/webhooks/" + url.PathEscape(webhookID) + "/test"
-	res, err := c.api.TestWebhook(ctx, webhookID)
+	res, err := c.api.TestWebhook(sendOnce(ctx), webhookID)
 	if err := c.answer(op, o, nil, res, err, http.StatusAccepted); err != nil {
 		return "", err
 	}
@@ -259,7 +259,7 @@ func (c *Client) ReplayWebhook(ctx context.Context, webhookID string, r Replay, 
 	if len(r.Types) > 0 {
 		body.Types = &r.Types
 	}
-	res, err := c.api.ReplayWebhook(ctx, webhookID, body)
+	res, err := c.api.ReplayWebhook(sendOnce(ctx), webhookID, body)
 	if err := c.answer(op, o, nil, res, err, http.StatusAccepted); err != nil {
 		return 0, err
 	}

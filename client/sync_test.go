@@ -193,6 +193,22 @@ func TestWebhookTestAndReplay(t *testing.T) {
 	_, err = c.TestWebhook(ctx, "wh_00000000000000000000000000")
 	requireAPIError(t, err, client.ErrNotFound, 404, client.CodeNotFound)
 
+	// Neither is repeated after a lost answer: a repeat would ping or queue again.
+	for name, call := range map[string]func(*client.Client) error{
+		"test": func(c *client.Client) error { _, err := c.TestWebhook(ctx, w.ID); return err },
+		"replay": func(c *client.Client) error {
+			_, err := c.ReplayWebhook(ctx, w.ID, client.Replay{Since: t0, Until: t1})
+			return err
+		},
+	} {
+		var sl sleeps
+		rec := newRecorder(t, loseAnswer)
+		require.Error(t, call(newClient(t, s.URL, rec.option(), sl.option())), name)
+		assert.Equal(t, 1, rec.count(), "%s is sent once", name)
+		assert.Empty(t, rec.request(0).Header.Get("Idempotency-Key"), name)
+		assert.Empty(t, sl.all(), name)
+	}
+
 	disabled := false
 	_, err = s.Store.UpdateWebhook(ctx, "env", w.ID, chargenet.WebhookPatch{Enabled: &disabled}, time.Now())
 	require.NoError(t, err)
