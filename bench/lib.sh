@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers of bench/run.sh and bench/scale.sh. Source it.
+# Helpers of the bench scripts (bench/run.sh, bench/ocpi.sh, ...). Source it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/bench/out
@@ -142,4 +142,35 @@ ms() {
 		else if (v ~ /ms$/) { sub(/ms$/, "", v); printf "%.3f", v }
 		else if (v ~ /s$/) { sub(/s$/, "", v); printf "%.3f", v * 1000 }
 		else printf "%s", v }'
+}
+
+# wrk_mixed NAME TARGET ROUND BASE PATH SCRIPT STORE [KIND]: the reads of wrk_run while
+# the writer sends WRITE_RATE writes/s (PATCHes and status notifications, with the ingest
+# key INGEST[STORE]; KIND reads: as many GETs of EVSEs instead) to the same server; the
+# writer's figures go to $WRITES. Around it, the same reads alone, as target TARGET_ro:
+# half of it right before and half right after (each half DURATION / 2, rounded up),
+# recorded as one run with their mean, so that each round gives a ratio of neighbouring
+# runs in which a steady drift of the machine's speed cancels. wrk runs with CONNS
+# connections for DURATION.
+wrk_mixed() {
+	local wout half before after n rate bad failed p50 p99
+	half=$(awk -v d="${DURATION%s}" 'BEGIN {h = int(d / 2); if (h * 2 < d) h++; print h}')s
+	before=$(mktemp) after=$(mktemp)
+	RAW=$before wrk_run "$1" "$2_ro" "$3" "$4$5" "$6" "$CONNS" "$half"
+	wout=$(mktemp)
+	"$OUT/bin/tool" writer "$4" "$BENCH_KEY" "${INGEST[$7]}" "$WRITE_RATE" "$(awk -v d="${DURATION%s}" 'BEGIN {print d + 1}')s" "${8:-writes}" >"$wout" &
+	local wp=$!
+	sleep 0.5
+	wrk_run "$1" "$2" "$3" "$4$5" "$6" "$CONNS" "$DURATION"
+	wait "$wp" || die "the writer failed"
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$(cat "$wout")" >>"$WRITES"
+	IFS=$'\t' read -r n rate bad failed p50 p99 <"$wout"
+	printf '  %-16s %-10s round %s: writer %s writes, %s/s, non-2xx %s, failed %s, p50 %s ms, p99 %s ms\n' "$1" "$2" "$3" "$n" "$rate" "$bad" "$failed" "$p50" "$p99" >&2
+	rm -f "$wout"
+	RAW=$after wrk_run "$1" "$2_ro" "$3" "$4$5" "$6" "$CONNS" "$half"
+	# Mean req/s, p50 and CPU per request of the two halves, the higher p99, the non-2xx of both.
+	wrk_record "$1" "$2_ro" "$3" "$(paste "$before" "$after" | awk -F'\t' '{
+		p99 = $6 > $15 ? $6 : $15
+		printf "%.2f\t%.3f\t%.3f\t%d\t%.1f\t%.1f", ($4 + $13) / 2, ($5 + $14) / 2, p99, $7 + $16, ($8 + $17) / 2, ($9 + $18) / 2 }')"
+	rm -f "$before" "$after"
 }
