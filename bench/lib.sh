@@ -174,3 +174,32 @@ wrk_mixed() {
 		printf "%.2f\t%.3f\t%.3f\t%d\t%.1f\t%.1f", ($4 + $13) / 2, ($5 + $14) / 2, p99, $7 + $16, ($8 + $17) / 2, ($9 + $18) / 2 }')"
 	rm -f "$before" "$after"
 }
+
+# ocpi_evses_path BASE TOKEN FROM: the path of the OCPI page of 100 with EVSEs, the last
+# page of 100 of the Locations changed from FROM (date_from), the demo locations' one
+# second of last_updated (they list in id order within it). Each change moves its
+# location after the others, so that the first page from FROM would lose the 20 with
+# EVSEs to the end of the list at the first write: a PATCH of each of the 40 demo EVSEs
+# (1001 to 1040) moves them there first, and the last page holds them, after 80 without,
+# before writes and under them alike. TOKEN is Base64, as the Authorization header
+# carries it.
+ocpi_evses_path() {
+	local uid total
+	for ((uid = 1001; uid <= 1040; uid++)); do
+		curl -fsS -o /dev/null -X PATCH -H "Authorization: Bearer $BENCH_KEY" -H 'Content-Type: application/json' \
+			-d '{"maxElectricPower": 11.5}' "$1/v2/evses/$uid/connectors/1" || die "PATCH of EVSE $uid failed"
+	done
+	total=$(curl -fsS -o /dev/null -D - -H "Authorization: Token $2" "$1/ocpi/2.2.1/locations?limit=1&date_from=$3" |
+		awk 'tolower($1) == "x-total-count:" {print $2 + 0}') || die "reading X-Total-Count from $3 failed"
+	((total >= 100)) || die "only ${total:-no} locations changed from $3: want 100 or more"
+	echo "/ocpi/2.2.1/locations?limit=100&date_from=$3&offset=$((total - 100))"
+}
+
+# ocpi_evses_check BASE TOKEN PATH: dies unless the OCPI page at PATH holds the 40 demo
+# EVSEs.
+ocpi_evses_check() {
+	local n
+	n=$(curl -fsS -H "Authorization: Token $2" "$1$3" | awk '{n += gsub(/"evse_id":/, "")} END {print n + 0}') ||
+		die "GET $3 failed"
+	((n == 40)) || die "the OCPI page $3 holds $n EVSEs, not the 40 demo EVSEs"
+}

@@ -46,17 +46,19 @@ LINK=$("$OUT/bin/tool" ocpi-link "$BASE/ocpi/2.2.1/locations" "$TOKEN" "$((DEEP 
 	die "reading the Link at $DEEP failed"
 DEEP_PATH=${LINK#"$BASE"}
 [[ $DEEP_PATH == *"offset=$DEEP&"* && $DEEP_PATH == *position=* ]] || die "the Link at $DEEP is not what was expected: $DEEP_PATH"
-# The demo locations changed last: from their last_updated on, the first page holds the
-# 20 with their EVSEs and 80 without.
+# The demo locations changed last, all in one second: from their last_updated on, the
+# last page of 100 holds the 20 with their EVSEs and 80 without (see ocpi_evses_path).
 DEMO_FROM=$(curl -fsS -H "Authorization: Token $OCPI_TOKEN" "$BASE/ocpi/2.2.1/locations/LOC-0001" |
 	grep -o '"last_updated":"[^"]*"' | tail -1 | cut -d'"' -f4) || die "reading LOC-0001 over OCPI failed"
+EVSES_PATH=$(ocpi_evses_path "$BASE" "$OCPI_TOKEN" "$DEMO_FROM")
+ocpi_evses_check "$BASE" "$OCPI_TOKEN" "$EVSES_PATH"
 
 RAW=$OUT/raw-ocpi.tsv
 : >"$RAW"
 endpoints=(
 	"locations|/v1/locations?limit=25|get.lua"
 	"ocpi_page|/ocpi/2.2.1/locations?limit=100|get-ocpi.lua"
-	"ocpi_evses|/ocpi/2.2.1/locations?limit=100&date_from=$DEMO_FROM|get-ocpi.lua"
+	"ocpi_evses|$EVSES_PATH|get-ocpi.lua"
 	"ocpi_deep|$DEEP_PATH|get-ocpi.lua"
 )
 say "wrk: $ROUNDS rounds x $DURATION per request, $CONNS connections, 2 threads"
@@ -69,6 +71,7 @@ done
 if awk -F'\t' '$7 > 0 {exit 1}' "$RAW"; then :; else
 	die "the service answered non-2xx under load (see $RAW and $OUT/serve-ocpi.log)"
 fi
+ocpi_evses_check "$BASE" "$OCPI_TOKEN" "$EVSES_PATH"
 
 say "OCPI push lag: $LAG_RATE changes/s for $LAG_DURATION, $ROUNDS rounds"
 for ((r = 1; r <= ROUNDS; r++)); do

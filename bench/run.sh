@@ -103,10 +103,15 @@ ocpi_path() {
 OCPI_DEEP=$(ocpi_path "$FULL" sqlite "$DEEP")
 OCPI_DEEP_PG=$(ocpi_path "$PGA" pg "$DEEP")
 [[ $OCPI_DEEP == *"offset=$DEEP&"* && $OCPI_DEEP == *position=* ]] || die "the Link at $DEEP is not what was expected: $OCPI_DEEP"
-# The demo locations, with their EVSEs, changed last: from their last_updated on, the
-# first page holds all 20 with EVSEs and 80 without.
+# The demo locations, with their EVSEs, changed last, all in one second (on PostgreSQL,
+# seeded later, in a later one): from their last_updated on, the last page of 100 holds
+# all 20 with EVSEs and 80 without, before writes and after them (see ocpi_evses_path).
 DEMO_FROM=$(curl -fsS -H "Authorization: Token ${OCPI[sqlite]}" "$FULL/ocpi/2.2.1/locations/LOC-0001" |
 	grep -o '"last_updated":"[^"]*"' | tail -1 | cut -d'"' -f4) || die "reading LOC-0001 over OCPI failed"
+OCPI_EVSES=$(ocpi_evses_path "$FULL" "${OCPI[sqlite]}" "$DEMO_FROM")
+OCPI_EVSES_PG=$(ocpi_evses_path "$PGA" "${OCPI[pg]}" "$DEMO_FROM")
+ocpi_evses_check "$FULL" "${OCPI[sqlite]}" "$OCPI_EVSES"
+ocpi_evses_check "$PGA" "${OCPI[pg]}" "$OCPI_EVSES_PG"
 
 CAP=$OUT/captured
 mkdir -p "$CAP"
@@ -182,7 +187,7 @@ endpoints=(
 	"patch_spread|/v2/evses/1002/connectors/1|patch-spread.lua|full pg pg2"
 	"status|/internal/v1/chargeboxes/501/status-notifications|status.lua|full pg"
 	"ocpi_page|/ocpi/2.2.1/locations?limit=100|get-ocpi.lua|full uncached pg"
-	"ocpi_evses|/ocpi/2.2.1/locations?limit=100&date_from=$DEMO_FROM|get-ocpi.lua|full uncached pg"
+	"ocpi_evses|$OCPI_EVSES|get-ocpi.lua|full uncached pg"
 	"ocpi_deep|$OCPI_DEEP|get-ocpi.lua|full uncached pg"
 )
 say "wrk: $ROUNDS rounds x $DURATION per endpoint and target ($MIXED_ROUNDS of the mixed workload), $CONNS connections, 2 threads"
@@ -199,6 +204,7 @@ for ((r = 1; r <= MIXED_ROUNDS; r++)); do
 					[[ $t == pg ]] && store=pg
 					p=$path
 					[[ $name == ocpi_deep && $t == pg ]] && p=$OCPI_DEEP_PG
+					[[ $name == ocpi_evses && $t == pg ]] && p=$OCPI_EVSES_PG
 					base=$FULL pids=$FULL_PID
 					[[ $t == uncached ]] && base=$UNCACHED pids=$UNCACHED_PID
 					[[ $t == pg ]] && base=$PGA pids=$PGA_PID
@@ -239,6 +245,10 @@ for ((r = 1; r <= MIXED_ROUNDS; r++)); do
 		pgbench_run N "$r"
 	fi
 done
+# The writes moved only the 20 demo locations with EVSEs: the OCPI page with EVSEs held
+# them throughout.
+ocpi_evses_check "$FULL" "${OCPI[sqlite]}" "$OCPI_EVSES"
+ocpi_evses_check "$PGA" "${OCPI[pg]}" "$OCPI_EVSES_PG"
 # OCPI push lag: a partner with a Locations receiver (the bench's eMSP) registers, LAG_RATE
 # changes a second are made for LAG_DURATION, and each change's lag is the time from its
 # PATCH's answer to the first push that shows it to the receiver; the partner is

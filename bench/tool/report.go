@@ -440,8 +440,9 @@ func ocpiReport(w io.Writer, samples []sample, deep string) {
 	p99Of := func(s sample) float64 { return s.p99 }
 	fmt.Fprintf(w, "\n## OCPI\n\nThe OCPI 2.2.1 Locations module of the servers (`--ocpi-country-code NL "+
 		"--ocpi-party-id CNE`), with the credentials token of a partner registered through the handshake: a page of 100 "+
-		"Locations from the start (the oldest 100 generated locations, no EVSEs), the page of 100 from the demo locations' "+
-		"`date_from` (the 20 with their 40 EVSEs and 80 without), and the page at position %s reached through the `Link` "+
+		"Locations from the start (the oldest 100 generated locations, no EVSEs), the last page of 100 from the demo "+
+		"locations' `date_from` (80 without EVSEs, then the 20 with their 40 EVSEs, which every change moves to the end "+
+		"of the list), and the page at position %s reached through the `Link` "+
 		"of the page before it (with its position), each with `X-Total-Count`. *SQLite*: the full stack (the store's "+
 		"read cache keeps encoded pages and counts until a location or EVSE changes)", deep)
 	targets := []struct{ label, target string }{{"SQLite", "full"}}
