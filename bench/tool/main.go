@@ -26,7 +26,7 @@
 //	                                  Locations list of tool gen N SEED once imported
 //	tool ocpi-lag URL KEY VERSIONS_URL TOKEN_A RATE DURATION DRAIN
 //	                                  measures the lag of OCPI pushes at RATE changes/s
-//	tool ocpi-report RAW CONNS DURATION ROUNDS DEEP
+//	tool ocpi-report RAW CONNS DURATION ROUNDS DEEP [WRITES WRITE_RATE]
 //	                                  prints bench/ocpi.sh's results tables (markdown)
 //
 // Generated locations are deterministic for a seed: ids LOC-0000001, LOC-0000002, ...
@@ -108,7 +108,11 @@ func run(args []string) error {
 		if len(args) != 7 && len(args) != 9 {
 			return fmt.Errorf("usage: tool report RAW RSS CONNS DURATION ROUNDS DEEP [WRITES WRITE_RATE]")
 		}
-		if err := report(os.Stdout, args[1], args[2], args[3], args[4], args[5], args[6]); err != nil || len(args) == 7 {
+		writes, writeRate := "", ""
+		if len(args) == 9 {
+			writes, writeRate = args[7], args[8]
+		}
+		if err := report(os.Stdout, args[1], args[2], args[3], args[4], args[5], args[6], writes, writeRate); err != nil || len(args) == 7 {
 			return err
 		}
 		return scaleOutReport(os.Stdout, args[1], args[7], args[3], args[8])
@@ -136,10 +140,14 @@ func run(args []string) error {
 	case "ocpi-register", "ocpi-link", "ocpi-ids", "ocpi-lag":
 		return ocpiArgs(args)
 	case "ocpi-report":
-		if len(args) != 6 {
-			return fmt.Errorf("usage: tool ocpi-report RAW CONNS DURATION ROUNDS DEEP")
+		if len(args) != 6 && len(args) != 8 {
+			return fmt.Errorf("usage: tool ocpi-report RAW CONNS DURATION ROUNDS DEEP [WRITES WRITE_RATE]")
 		}
-		return ocpiOnlyReport(os.Stdout, args[1], args[2], args[3], args[4], args[5])
+		writes, writeRate := "", ""
+		if len(args) == 8 {
+			writes, writeRate = args[6], args[7]
+		}
+		return ocpiOnlyReport(os.Stdout, args[1], args[2], args[3], args[4], args[5], writes, writeRate)
 	case "cursor":
 		if len(args) != 4 || args[2] != chargenet.ListLocations {
 			return fmt.Errorf("usage: tool cursor SECRET locations KEY")

@@ -172,10 +172,19 @@ type target struct {
 	goal            float64 // share of the ceiling the full stack must reach
 }
 
-func report(w io.Writer, raw, rss, conns, duration, rounds, deep string) error {
+// report prints bench/run.sh's results tables from its wrk runs in raw and, when writes
+// is not empty, the writer's figures of its mixed workload (at writeRate writes/s) in
+// writes.
+func report(w io.Writer, raw, rss, conns, duration, rounds, deep, writes, writeRate string) error {
 	samples, err := readRaw(raw)
 	if err != nil {
 		return err
+	}
+	var ws []writeSample
+	if writes != "" {
+		if ws, err = readWrites(writes); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "# Benchmark results (`make bench`)\n\n")
 	machine(w)
@@ -237,7 +246,7 @@ func report(w io.Writer, raw, rss, conns, duration, rounds, deep string) error {
 	fmt.Fprintf(w, "\nDeep page / first page, uncached, p50 latency: %.2f.\n",
 		collect(samples, "locations_deep", "uncached", p50Of).med/collect(samples, "locations", "uncached", p50Of).med)
 
-	ocpiReport(w, samples, deep)
+	ocpiReport(w, samples, ws, deep, writeRate)
 
 	fmt.Fprintf(w, "\nMetrics on and off: a third `chargenet serve` on the same database with `--admin-addr` "+
 		"(Prometheus metrics recorded for every request, /metrics scraped every second), run back to back with the "+
@@ -429,9 +438,10 @@ func ocpiDepthTable(w io.Writer, samples []sample, target string) {
 }
 
 // ocpiReport prints the OCPI rows of bench/run.sh, when it measured them: the Locations
-// pages against the REST locations page, the page at depth against the first, and the
-// push lag.
-func ocpiReport(w io.Writer, samples []sample, deep string) {
+// pages against the REST locations page, quietly and (see ocpiUnderWrites) beside the
+// writer's writeRate writes/s, whose figures ws holds; the page at depth against the
+// first, and the push lag.
+func ocpiReport(w io.Writer, samples []sample, ws []writeSample, deep, writeRate string) {
 	if !slices.ContainsFunc(samples, func(s sample) bool { return strings.HasPrefix(s.endpoint, "ocpi_") }) {
 		return
 	}
@@ -472,6 +482,7 @@ func ocpiReport(w io.Writer, samples []sample, deep string) {
 		}
 		fmt.Fprintln(w)
 	}
+	written := ocpiUnderWrites(w, samples, ws, writeRate)
 	met := func(ok bool) string {
 		if ok {
 			return "met"
@@ -485,6 +496,16 @@ func ocpiReport(w io.Writer, samples []sample, deep string) {
 	} {
 		r := statOf(roundRatios(samples, is(g.endpoint, "full"), is("locations", "full"), rpsOf))
 		fmt.Fprintf(w, "| %s | %.0f %% (%.0f–%.0f %%) | %s |\n", g.label, 100*r.med, 100*r.min, 100*r.max, met(r.med >= 0.8))
+	}
+	for _, t := range written {
+		r := statOf(roundRatios(samples, is("ocpi_evses", t.target), is("locations", t.target), rpsOf))
+		label := fmt.Sprintf("OCPI page of 100 with EVSEs under %s writes/s ≥ 80 %% of the REST locations page under them, %s", writeRate, t.label)
+		verdict := met(r.med >= 0.8)
+		if t.target != "full_w" {
+			label = fmt.Sprintf("for comparison, no goal: OCPI page of 100 with EVSEs / REST locations page, both under %s writes/s, %s", writeRate, t.label)
+			verdict = "–"
+		}
+		fmt.Fprintf(w, "| %s | %.0f %% (%.0f–%.0f %%) | %s |\n", label, 100*r.med, 100*r.min, 100*r.max, verdict)
 	}
 	for _, t := range []struct{ label, target string }{{"SQLite", "full"}, {"SQLite uncached", "uncached"}, {"PostgreSQL", "pg"}} {
 		r := statOf(roundRatios(samples, is("ocpi_deep", t.target), is("ocpi_page", t.target), p50Of))
@@ -506,17 +527,72 @@ func ocpiReport(w io.Writer, samples []sample, deep string) {
 }
 
 // ocpiOnlyReport prints the results of bench/ocpi.sh: the OCPI rows of the full stack on
-// SQLite alone, measured in one run beside the REST locations page.
-func ocpiOnlyReport(w io.Writer, raw, conns, duration, rounds, deep string) error {
+// SQLite alone, measured in one run beside the REST locations page, from its wrk runs in
+// raw and, when writes is not empty, the writer's figures (at writeRate writes/s) of its
+// rows under writes in writes.
+func ocpiOnlyReport(w io.Writer, raw, conns, duration, rounds, deep, writes, writeRate string) error {
 	samples, err := readRaw(raw)
 	if err != nil {
 		return err
+	}
+	var ws []writeSample
+	if writes != "" {
+		if ws, err = readWrites(writes); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "# OCPI results (`make bench-ocpi`)\n\n")
 	machine(w)
 	fmt.Fprintf(w, "The OCPI figures alone, in one run of `bench/ocpi.sh`: one `chargenet serve` on SQLite (demo inventory "+
 		"plus %s generated locations), wrk on loopback, 2 threads, %s connections, %s rounds of %s per request, "+
 		"interleaved; the push lag after them (`tool ocpi-lag`).\n", deep, conns, rounds, duration)
-	ocpiReport(w, samples, deep)
+	ocpiReport(w, samples, ws, deep, writeRate)
 	return nil
+}
+
+// ocpiStore is a store of the OCPI rows under writes: its label and the target of its
+// reads beside the writer (their reads alone have the target with "_ro" after it).
+type ocpiStore struct{ label, target string }
+
+// ocpiUnderWrites prints, when they were measured, the table of the REST locations page
+// and the OCPI page of 100 with EVSEs while the writer sends writeRate writes/s to the
+// same server, each against the same reads alone right before and after it, with what the
+// writer achieved (ws); it returns the stores it printed. On SQLite each commit drops the
+// OCPI pages the read cache keeps, so that under writes they are read and encoded again:
+// the load a server answers while charge boxes report.
+func ocpiUnderWrites(w io.Writer, samples []sample, ws []writeSample, writeRate string) []ocpiStore {
+	var stores []ocpiStore
+	for _, st := range []ocpiStore{{"SQLite", "full_w"}, {"PostgreSQL", "pg_w"}} {
+		if slices.ContainsFunc(samples, is("ocpi_evses", st.target)) {
+			stores = append(stores, st)
+		}
+	}
+	if len(stores) == 0 {
+		return nil
+	}
+	rpsOf := func(s sample) float64 { return s.rps }
+	p50Of := func(s sample) float64 { return s.p50 }
+	p99Of := func(s sample) float64 { return s.p99 }
+	fmt.Fprintf(w, "\nUnder writes: the REST page and the OCPI page of 100 with EVSEs again, while `bench/tool writer` sends "+
+		"%s writes/s to the same server (alternately a PATCH of connector 1 of one of the 40 demo EVSEs and a status "+
+		"notification of one of the 20 charge boxes, drawn at random), as charge boxes report. On SQLite every commit drops "+
+		"the OCPI pages and counts the read cache keeps, so that under writes the OCPI page is read and encoded again. "+
+		"Each round measures the same reads alone around them, half right before and half right after, and takes the "+
+		"mean of the two halves; a ratio is the median of the rounds' ratios.\n\n", writeRate)
+	fmt.Fprintln(w, "| store | request | alone req/s | under writes req/s | under writes p50 / p99 ms | under writes / alone, per round | median | writes/s achieved | write p99 ms | write errors |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	for _, st := range stores {
+		for _, r := range []struct{ label, endpoint string }{
+			{"REST `GET /v1/locations?limit=25`", "locations"},
+			{"OCPI page of 100 with EVSEs", "ocpi_evses"},
+		} {
+			ratios := pairedRatios(samples, r.endpoint, st.target, st.target+"_ro")
+			wr := writerOf(ws, r.endpoint, st.target)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s / %s | %s | %.0f %% | %.0f | %.2f | %.0f |\n", st.label, r.label,
+				collect(samples, r.endpoint, st.target+"_ro", rpsOf).rps(), collect(samples, r.endpoint, st.target, rpsOf).rps(),
+				collect(samples, r.endpoint, st.target, p50Of).ms(), collect(samples, r.endpoint, st.target, p99Of).ms(),
+				perRound(ratios), 100*statOf(ratios).med, wr.rate, wr.p99, wr.errors)
+		}
+	}
+	return stores
 }

@@ -154,3 +154,197 @@ func TestOCPIDepthTable(t *testing.T) {
 		})
 	}
 }
+
+// ocpiWriteSamples returns two rounds of the rows of bench/ocpi.sh (and bench/run.sh) under
+// writes on target: the REST page at 1000 req/s under writes and the OCPI page with EVSEs
+// at evses[round-1], each beside reads alone at 1250 req/s, and the writer's figures.
+func ocpiWriteSamples(target string, evses [2]float64) ([]sample, []writeSample) {
+	var samples []sample
+	var ws []writeSample
+	for round := 1; round <= 2; round++ {
+		samples = append(samples,
+			sample{endpoint: "locations", target: target + "_ro", round: round, rps: 1250, p50: 1, p99: 4},
+			sample{endpoint: "locations", target: target, round: round, rps: 1000, p50: 1.5, p99: 8},
+			sample{endpoint: "ocpi_evses", target: target + "_ro", round: round, rps: 1250, p50: 2, p99: 5},
+			sample{endpoint: "ocpi_evses", target: target, round: round, rps: evses[round-1], p50: 3, p99: 12})
+		ws = append(ws,
+			writeSample{endpoint: "locations", target: target, rate: 990, p99: 30, bad: 1},
+			writeSample{endpoint: "ocpi_evses", target: target, rate: 980, p99: 40, failed: 2})
+	}
+	return samples, ws
+}
+
+// TestOCPIUnderWrites checks the OCPI rows under writes: each against its own reads alone
+// round by round, the writer's figures beside it, and the OCPI page's goal held against the
+// REST page under the same writes, by the median of the rounds' ratios, on SQLite only.
+func TestOCPIUnderWrites(t *testing.T) {
+	quiet := []sample{
+		{endpoint: "locations", target: "full", round: 1, rps: 2000},
+		{endpoint: "ocpi_evses", target: "full", round: 1, rps: 1800},
+		{endpoint: "ocpi_page", target: "full", round: 1, rps: 1900},
+	}
+	tests := []struct {
+		name   string
+		sqlite [2]float64 // OCPI page with EVSEs under writes, rounds 1 and 2; none when zero
+		pg     [2]float64
+		want   []string
+		absent []string
+	}{
+		{
+			name:   "SQLite met",
+			sqlite: [2]float64{900, 800},
+			want: []string{
+				"Under writes: the REST page and the OCPI page of 100 with EVSEs again, while `bench/tool writer` sends 1000 writes/s",
+				"| SQLite | REST `GET /v1/locations?limit=25` | 1250 (1250–1250) | 1000 (1000–1000) | 1.50 / 8.00 | 80 %, 80 % | 80 % | 990 | 30.00 | 2 |",
+				"| SQLite | OCPI page of 100 with EVSEs | 1250 (1250–1250) | 850 (800–900) | 3.00 / 12.00 | 72 %, 64 % | 68 % | 980 | 40.00 | 4 |",
+				"| OCPI page of 100 with EVSEs under 1000 writes/s ≥ 80 % of the REST locations page under them, SQLite | 85 % (80–90 %) | met |",
+				"| OCPI page of 100 with EVSEs ≥ 80 % of the REST locations page rate, SQLite | 90 % (90–90 %) | met |",
+			},
+			absent: []string{"| PostgreSQL |", "for comparison"},
+		},
+		{
+			name:   "SQLite missed",
+			sqlite: [2]float64{800, 700},
+			want: []string{
+				"| OCPI page of 100 with EVSEs under 1000 writes/s ≥ 80 % of the REST locations page under them, SQLite | 75 % (70–80 %) | missed |",
+			},
+		},
+		{
+			name:   "SQLite and PostgreSQL",
+			sqlite: [2]float64{900, 800},
+			pg:     [2]float64{600, 600},
+			want: []string{
+				"| SQLite | OCPI page of 100 with EVSEs | 1250 (1250–1250) | 850 (800–900) |",
+				"| PostgreSQL | REST `GET /v1/locations?limit=25` | 1250 (1250–1250) | 1000 (1000–1000) | 1.50 / 8.00 | 80 %, 80 % | 80 % | 990 | 30.00 | 2 |",
+				"| PostgreSQL | OCPI page of 100 with EVSEs | 1250 (1250–1250) | 600 (600–600) | 3.00 / 12.00 | 48 %, 48 % | 48 % | 980 | 40.00 | 4 |",
+				"| OCPI page of 100 with EVSEs under 1000 writes/s ≥ 80 % of the REST locations page under them, SQLite | 85 % (80–90 %) | met |",
+				"| for comparison, no goal: OCPI page of 100 with EVSEs / REST locations page, both under 1000 writes/s, PostgreSQL | 60 % (60–60 %) | – |",
+			},
+		},
+		{
+			name:   "quiet only",
+			want:   []string{"| OCPI page of 100 with EVSEs ≥ 80 % of the REST locations page rate, SQLite | 90 % (90–90 %) | met |"},
+			absent: []string{"Under writes", "under them", "| SQLite | REST"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			samples := append([]sample(nil), quiet...)
+			var ws []writeSample
+			for _, st := range []struct {
+				target string
+				evses  [2]float64
+			}{{"full_w", tt.sqlite}, {"pg_w", tt.pg}} {
+				if st.evses[0] > 0 {
+					s, w := ocpiWriteSamples(st.target, st.evses)
+					samples, ws = append(samples, s...), append(ws, w...)
+				}
+			}
+			var b strings.Builder
+			ocpiReport(&b, samples, ws, "2000", "1000")
+			for _, w := range tt.want {
+				assert.Contains(t, b.String(), w)
+			}
+			for _, a := range tt.absent {
+				assert.NotContains(t, b.String(), a)
+			}
+		})
+	}
+}
+
+// TestOCPIOnlyReportWrites checks that tool ocpi-report reads the writer's figures from
+// their file when given one, and prints no rows under writes when given none.
+func TestOCPIOnlyReportWrites(t *testing.T) {
+	dir := t.TempDir()
+	raw, writes := filepath.Join(dir, "raw.tsv"), filepath.Join(dir, "writes.tsv")
+	var r, wr strings.Builder
+	for round := 1; round <= 2; round++ {
+		for _, ep := range []string{"locations", "ocpi_evses"} {
+			fmt.Fprintf(&r, "%s\tfull\t%d\t2000\t1\t2\t0\t0\t0\n", ep, round)
+			fmt.Fprintf(&r, "%s\tfull_w_ro\t%d\t1000\t1\t2\t0\t0\t0\n", ep, round)
+			fmt.Fprintf(&r, "%s\tfull_w\t%d\t800\t1.25\t6.5\t0\t0\t0\n", ep, round)
+			fmt.Fprintf(&wr, "%s\tfull_w\t%d\t2000\t%d\t0\t0\t5\t20\n", ep, round, 996+round)
+		}
+	}
+	require.NoError(t, os.WriteFile(raw, []byte(r.String()), 0o600))
+	require.NoError(t, os.WriteFile(writes, []byte(wr.String()), 0o600))
+	tests := []struct {
+		name, writes string
+		want, absent []string
+	}{
+		{
+			name:   "with the writer's figures",
+			writes: writes,
+			want: []string{
+				"| SQLite | OCPI page of 100 with EVSEs | 1000 (1000–1000) | 800 (800–800) | 1.25 / 6.50 | 80 %, 80 % | 80 % | 998 | 20.00 | 0 |",
+				"under 500 writes/s ≥ 80 % of the REST locations page under them, SQLite | 100 % (100–100 %) | met |",
+			},
+		},
+		{
+			name:   "without",
+			want:   []string{"| SQLite | OCPI page of 100 with EVSEs | 1000 (1000–1000) | 800 (800–800) | 1.25 / 6.50 | 80 %, 80 % | 80 % | 0 | 0.00 | 0 |"},
+			absent: []string{"| 998 |"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			require.NoError(t, ocpiOnlyReport(&out, raw, "32", "1s", "2", "2000", tt.writes, "500"))
+			assert.Contains(t, out.String(), "# OCPI results (`make bench-ocpi`)")
+			for _, w := range tt.want {
+				assert.Contains(t, out.String(), w)
+			}
+			for _, a := range tt.absent {
+				assert.NotContains(t, out.String(), a)
+			}
+		})
+	}
+	var out strings.Builder
+	assert.Error(t, ocpiOnlyReport(&out, raw, "32", "1s", "2", "2000", filepath.Join(dir, "missing.tsv"), "500"))
+}
+
+// TestMixedTableOCPI checks that the mixed workload shows the OCPI page under writes on the
+// stores that measured it, held to no goal there, beside the REST rows held to 85 %.
+func TestMixedTableOCPI(t *testing.T) {
+	dir := t.TempDir()
+	raw, writes := filepath.Join(dir, "raw.tsv"), filepath.Join(dir, "writes.tsv")
+	var r, wr strings.Builder
+	for round := 1; round <= 3; round++ {
+		for _, row := range []struct {
+			endpoint, target string
+			rw               int
+		}{
+			{"evse", "full_w", 900}, {"locations", "full_w", 900}, {"ocpi_evses", "full_w", 500},
+			{"evse", "uncached_w", 900}, {"locations", "uncached_w", 900},
+			{"evse", "pg_w", 900}, {"locations", "pg_w", 900}, {"ocpi_evses", "pg_w", 600},
+		} {
+			fmt.Fprintf(&r, "%s\t%s_ro\t%d\t1000\t1\t2\t0\t0\t0\n", row.endpoint, row.target, round)
+			fmt.Fprintf(&r, "%s\t%s\t%d\t%d\t1\t2\t0\t0\t0\n", row.endpoint, row.target, round, row.rw)
+			fmt.Fprintf(&wr, "%s\t%s\t%d\t5000\t997\t0\t0\t5\t20\n", row.endpoint, row.target, round)
+		}
+	}
+	require.NoError(t, os.WriteFile(raw, []byte(r.String()), 0o600))
+	require.NoError(t, os.WriteFile(writes, []byte(wr.String()), 0o600))
+	var out strings.Builder
+	require.NoError(t, scaleOutReport(&out, raw, writes, "32", "1000"))
+	tests := []struct {
+		name, row string
+		present   bool
+	}{
+		{"REST page held to 85 %", "| SQLite, read cache on | GET locations, first page | 1000 (1000–1000) | 900 (900–900) | 90 %, 90 %, 90 % | 90 % | ≥ 85 % (met) |", true},
+		{"OCPI page, SQLite, no goal", "| SQLite, read cache on | OCPI page of 100 with EVSEs | 1000 (1000–1000) | 500 (500–500) | 50 %, 50 %, 50 % | 50 % | – | 50 % | 997 | 20.00 | 0 |", true},
+		{"OCPI page, PostgreSQL, no goal", "| PostgreSQL | OCPI page of 100 with EVSEs | 1000 (1000–1000) | 600 (600–600) | 60 %, 60 %, 60 % | 60 % | – |", true},
+		{"no OCPI row where it was not measured", "| SQLite, read cache off | OCPI page of 100 with EVSEs |", false},
+		{"no row of reads beside GETs not measured", "beside GETs | GET EVSE |", false},
+		{"the OCPI row explained", "*OCPI page of 100 with EVSEs*: the OCPI page of the OCPI section", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.present {
+				assert.Contains(t, out.String(), tt.row)
+			} else {
+				assert.NotContains(t, out.String(), tt.row)
+			}
+		})
+	}
+}
