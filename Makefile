@@ -94,7 +94,7 @@ bench-compare: ## reads, reads under writes and writes of make bench for two tre
 bench-eventlog: ## fill the event log with PATCHes, then page through it with limit 100: events per second (PG=1 adds PostgreSQL)
 	bench/eventlog.sh
 
-bench-ocpi: ## the OCPI rows of make bench alone, on SQLite: page rates, Link at depth, push lag (markdown on stdout)
+bench-ocpi: ## the OCPI rows of make bench alone, on SQLite: page rates quietly and under writes, Link at depth, push lag (markdown on stdout)
 	bench/ocpi.sh
 
 bench-scale: ## import 1M locations and measure page latency at depth; writes bench/scale-results.md

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # make bench-ocpi: the OCPI figures of make bench alone, on SQLite, in one run: an OCPI
 # page of 100 Locations (from the start, and with EVSEs) against the REST locations
-# page, the page at DEEP reached through Link against the first page, and the push lag
-# at LAG_RATE changes/s. Prints the results tables (markdown) on standard output;
-# bench/results.md keeps make bench's, which has the same rows on PostgreSQL too.
+# page, the page at DEEP reached through Link against the first page, the REST page and
+# the OCPI page with EVSEs again while a writer sends WRITE_RATE writes/s (PATCHes and
+# status notifications) to the same server, and the push lag at LAG_RATE changes/s.
+# Prints the results tables (markdown) on standard output; bench/results.md keeps make
+# bench's, which has the same rows on PostgreSQL too.
 #
-#   ROUNDS=3 DURATION=5s CONNS=32 DEEP=100000 LAG_RATE=1000 LAG_DURATION=10s bench/ocpi.sh
+#   ROUNDS=3 DURATION=5s CONNS=32 DEEP=100000 WRITE_RATE=1000 LAG_RATE=1000 LAG_DURATION=10s bench/ocpi.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5s}
 CONNS=${CONNS:-32}
 DEEP=${DEEP:-100000}
+WRITE_RATE=${WRITE_RATE:-1000}
 LAG_RATE=${LAG_RATE:-1000}
 LAG_DURATION=${LAG_DURATION:-10s}
 need_wrk
@@ -24,6 +27,10 @@ kill "$SERVE_PID" && wait "$SERVE_PID" || true
 "$OUT/bin/tool" gen "$DEEP" 42 >"$OUT/locations.json"
 "$OUT/bin/chargenet" import --database "sqlite:$DB" "$OUT/locations.json" >&2
 rm -f "$OUT/locations.json"
+# The writer's status notifications go in with a key of scope ingest.
+declare -A INGEST
+INGEST[sqlite]=$("$OUT/bin/chargenet" apikey create --database "sqlite:$DB" --name bench-ingest --scope ingest 2>/dev/null) ||
+	die "creating an ingest key failed"
 
 # The server answers OCPI as NL CNE and reads the bench's eMSP on loopback during its
 # registration (--webhook-allow-insecure).
@@ -54,18 +61,29 @@ EVSES_PATH=$(ocpi_evses_path "$BASE" "$OCPI_TOKEN" "$DEMO_FROM")
 ocpi_evses_check "$BASE" "$OCPI_TOKEN" "$EVSES_PATH"
 
 RAW=$OUT/raw-ocpi.tsv
+WRITES=$OUT/writes-ocpi.tsv
 : >"$RAW"
+: >"$WRITES"
 endpoints=(
 	"locations|/v1/locations?limit=25|get.lua"
 	"ocpi_page|/ocpi/2.2.1/locations?limit=100|get-ocpi.lua"
 	"ocpi_evses|$EVSES_PATH|get-ocpi.lua"
 	"ocpi_deep|$DEEP_PATH|get-ocpi.lua"
 )
-say "wrk: $ROUNDS rounds x $DURATION per request, $CONNS connections, 2 threads"
+# Measured again under writes (target full_w, beside the same reads alone as full_w_ro):
+# each commit drops the OCPI pages and counts the read cache keeps, so that the OCPI page
+# is read and encoded again, as while charge boxes report.
+under_writes=" locations ocpi_evses "
+say "wrk: $ROUNDS rounds x $DURATION per request, $CONNS connections, 2 threads; under $WRITE_RATE writes/s:$under_writes"
 for ((r = 1; r <= ROUNDS; r++)); do
 	for e in "${endpoints[@]}"; do
 		IFS='|' read -r name path script <<<"$e"
 		CPU_PIDS=$PID wrk_run "$name" full "$r" "$BASE$path" "$script" "$CONNS" "$DURATION"
+	done
+	for e in "${endpoints[@]}"; do
+		IFS='|' read -r name path script <<<"$e"
+		[[ $under_writes == *" $name "* ]] || continue
+		wrk_mixed "$name" full_w "$r" "$BASE" "$path" "$script" sqlite
 	done
 done
 if awk -F'\t' '$7 > 0 {exit 1}' "$RAW"; then :; else
@@ -84,4 +102,4 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		"$r" "$n" "$rate" "$p50" "$p99" "$worst" "$bad" "$lost" >&2
 	wrk_record ocpi_lag full "$r" "$(printf '%s\t%s\t%s\t%s' "$rate" "$p50" "$p99" "$((bad + lost))")"
 done
-"$OUT/bin/tool" ocpi-report "$RAW" "$CONNS" "$DURATION" "$ROUNDS" "$DEEP"
+"$OUT/bin/tool" ocpi-report "$RAW" "$CONNS" "$DURATION" "$ROUNDS" "$DEEP" "$WRITES" "$WRITE_RATE"

@@ -105,7 +105,7 @@ OCPI_DEEP_PG=$(ocpi_path "$PGA" pg "$DEEP")
 [[ $OCPI_DEEP == *"offset=$DEEP&"* && $OCPI_DEEP == *position=* ]] || die "the Link at $DEEP is not what was expected: $OCPI_DEEP"
 # The demo locations, with their EVSEs, changed last, all in one second (on PostgreSQL,
 # seeded later, in a later one): from their last_updated on, the last page of 100 holds
-# all 20 with EVSEs and 80 without, before writes and after them (see ocpi_evses_path).
+# all 20 with EVSEs and 80 without, before writes and under them (see ocpi_evses_path).
 DEMO_FROM=$(curl -fsS -H "Authorization: Token ${OCPI[sqlite]}" "$FULL/ocpi/2.2.1/locations/LOC-0001" |
 	grep -o '"last_updated":"[^"]*"' | tail -1 | cut -d'"' -f4) || die "reading LOC-0001 over OCPI failed"
 OCPI_EVSES=$(ocpi_evses_path "$FULL" "${OCPI[sqlite]}" "$DEMO_FROM")
@@ -177,6 +177,7 @@ wrk_pair() {
 # cache on), uncached (SQLite, cache off), prism, pg (one PostgreSQL replica), pg2 (two
 # replicas, the load split across both), full_w and pg_w (the reads beside the writer),
 # full_r (the reads beside the writer sending GETs: what the requests' arrival costs).
+# The OCPI rows' wrk script reads the partner's token from OCPI_TOKEN, set per store.
 endpoints=(
 	"event_types|/emsp/v1/webhooks/event_types|get.lua|ceiling full prism"
 	"locations|/v1/locations?limit=25|get.lua|ceiling full uncached prism pg pg2 full_w full_r uncached_w pg_w"
@@ -187,7 +188,7 @@ endpoints=(
 	"patch_spread|/v2/evses/1002/connectors/1|patch-spread.lua|full pg pg2"
 	"status|/internal/v1/chargeboxes/501/status-notifications|status.lua|full pg"
 	"ocpi_page|/ocpi/2.2.1/locations?limit=100|get-ocpi.lua|full uncached pg"
-	"ocpi_evses|$OCPI_EVSES|get-ocpi.lua|full uncached pg"
+	"ocpi_evses|$OCPI_EVSES|get-ocpi.lua|full uncached pg full_w pg_w"
 	"ocpi_deep|$OCPI_DEEP|get-ocpi.lua|full uncached pg"
 )
 say "wrk: $ROUNDS rounds x $DURATION per endpoint and target ($MIXED_ROUNDS of the mixed workload), $CONNS connections, 2 threads"
@@ -233,10 +234,14 @@ for ((r = 1; r <= MIXED_ROUNDS; r++)); do
 			pg)
 				BENCH_INGEST_KEY=${INGEST[pg]} CPU_PIDS=$PGA_PID CPU_PG=1 wrk_run "$name" pg "$r" "$PGA$path" "$script" "$CONNS" "$DURATION" ;;
 			pg2) BENCH_INGEST_KEY=${INGEST[pg]} wrk_pair "$name" pg2 "$r" "$PGA" "$PGB" "$path" "$script" ;;
-			full_w) wrk_mixed "$name" full_w "$r" "$FULL" "$path" "$script" sqlite ;;
+			full_w) OCPI_TOKEN=${OCPI[sqlite]} wrk_mixed "$name" full_w "$r" "$FULL" "$path" "$script" sqlite ;;
 			full_r) wrk_mixed "$name" full_r "$r" "$FULL" "$path" "$script" sqlite reads ;;
 			uncached_w) wrk_mixed "$name" uncached_w "$r" "$UNCACHED" "$path" "$script" sqlite ;;
-			pg_w) wrk_mixed "$name" pg_w "$r" "$PGA" "$path" "$script" pg ;;
+			pg_w)
+				p=$path
+				[[ $name == ocpi_evses ]] && p=$OCPI_EVSES_PG
+				OCPI_TOKEN=${OCPI[pg]} wrk_mixed "$name" pg_w "$r" "$PGA" "$p" "$script" pg
+				;;
 			esac
 		done
 	done
