@@ -125,6 +125,16 @@ type UpdateSeek struct {
 	Limit    int
 }
 
+// SiteVersion names one state of a site: its location's id, version and LastUpdated.
+// Every change of the location, of its list of EVSEs or of one of its EVSEs or their
+// connectors gives the location a new version, so what is made of a site can be kept
+// under its version.
+type SiteVersion struct {
+	ID          string
+	Version     int64
+	LastUpdated time.Time
+}
+
 // SiteReader reads the locations with their EVSEs, as the OCPI Locations module
 // serves them.
 type SiteReader interface {
@@ -134,6 +144,10 @@ type SiteReader interface {
 	// ListSites reads the locations seek selects, each with its EVSEs and their
 	// connectors, in one snapshot. The result is empty, not nil, past the end.
 	ListSites(ctx context.Context, seek UpdateSeek) ([]Site, error)
+	// ListSiteVersions reads the versions of the locations ListSites would read for
+	// seek, in the same order, without their EVSEs: a page's sites can then be taken
+	// from what was kept of them. Empty, not nil, past the end.
+	ListSiteVersions(ctx context.Context, seek UpdateSeek) ([]SiteVersion, error)
 	// CountSites counts the locations, deleted ones included, whose LastUpdated is at
 	// or after from and before to (each bound unless zero).
 	CountSites(ctx context.Context, from, to time.Time) (int, error)

@@ -102,13 +102,34 @@ func boundConds(from, to time.Time) ([]string, []any) {
 	return conds, args
 }
 
-// ListSites reads the page of sites seek selects, in one statement (see
-// chargenet.UpdateSeek); the limit and the offset are written into the statement (see
-// filteredSeek). Errors are wrapped driver or context errors.
-func (s *Store) ListSites(ctx context.Context, seek chargenet.UpdateSeek) ([]chargenet.Site, error) {
+// ListSiteVersions reads the versions of the page of sites seek selects (see
+// chargenet.SiteReader). Errors are wrapped driver or context errors.
+func (s *Store) ListSiteVersions(ctx context.Context, seek chargenet.UpdateSeek) ([]chargenet.SiteVersion, error) {
+	out := []chargenet.SiteVersion{}
 	if seek.Limit <= 0 {
-		return []chargenet.Site{}, nil
+		return out, nil
 	}
+	page, args := pageQuery(seek)
+	rows, err := s.pool.Query(ctx, `SELECT id, version, last_updated FROM locations`+page, args...)
+	if err != nil {
+		return nil, s.wrap("list site versions", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v chargenet.SiteVersion
+		if err := rows.Scan(&v.ID, &v.Version, &v.LastUpdated); err != nil {
+			return nil, s.wrap("list site versions", err)
+		}
+		v.LastUpdated = v.LastUpdated.UTC()
+		out = append(out, v)
+	}
+	return out, s.wrap("list site versions", rows.Err())
+}
+
+// pageQuery returns the end of a read of the locations of the page seek selects, from
+// WHERE on, with its arguments; the limit and the offset are written into it (see
+// filteredSeek).
+func pageQuery(seek chargenet.UpdateSeek) (string, []any) {
 	conds, args := boundConds(seek.From, seek.To)
 	offset := seek.Offset
 	if seek.HasAfter {
@@ -116,15 +137,27 @@ func (s *Store) ListSites(ctx context.Context, seek chargenet.UpdateSeek) ([]cha
 		conds = append(conds, `(last_updated, id) > ($`+strconv.Itoa(len(args)-1)+`, $`+strconv.Itoa(len(args))+`)`)
 		offset = 0
 	}
-	where := ""
+	q := ""
 	if len(conds) > 0 {
-		where = ` WHERE ` + strings.Join(conds, ` AND `)
+		q = ` WHERE ` + strings.Join(conds, ` AND `)
 	}
-	q := `WITH page AS (SELECT * FROM locations` + where + ` ORDER BY last_updated, id LIMIT ` + strconv.Itoa(seek.Limit)
+	q += ` ORDER BY last_updated, id LIMIT ` + strconv.Itoa(seek.Limit)
 	if offset > 0 {
 		q += ` OFFSET ` + strconv.Itoa(offset)
 	}
-	q += `) SELECT ` + siteColumns + ` FROM page l` + siteJoin + `ORDER BY l.last_updated, l.id, e.uid, c.id`
+	return q, args
+}
+
+// ListSites reads the page of sites seek selects, in one statement (see
+// chargenet.UpdateSeek); the limit and the offset are written into the statement (see
+// filteredSeek). Errors are wrapped driver or context errors.
+func (s *Store) ListSites(ctx context.Context, seek chargenet.UpdateSeek) ([]chargenet.Site, error) {
+	if seek.Limit <= 0 {
+		return []chargenet.Site{}, nil
+	}
+	page, args := pageQuery(seek)
+	q := `WITH page AS (SELECT * FROM locations` + page + `) SELECT ` + siteColumns + ` FROM page l` + siteJoin +
+		`ORDER BY l.last_updated, l.id, e.uid, c.id`
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, s.wrap("list sites", err)

@@ -23,6 +23,19 @@ const siteByIDQuery = `SELECT ` + siteColumns + ` FROM locations l` + siteJoin +
 // one statement. Its parameters are, in this order, from (when from), to (when to), the
 // position's last_updated and id (when after), the limit and the offset.
 func listSitesQuery(from, to, after bool) string {
+	return `WITH page AS (SELECT * FROM locations` + seekWhere(from, to, after) + ` ORDER BY last_updated, id LIMIT ? OFFSET ?) ` +
+		`SELECT ` + siteColumns + ` FROM page l` + siteJoin + `ORDER BY l.last_updated, l.id, e.uid, c.id`
+}
+
+// listSiteVersionsQuery returns the read of the versions of the page listSitesQuery
+// reads, with the same parameters.
+func listSiteVersionsQuery(from, to, after bool) string {
+	return `SELECT id, version, last_updated FROM locations` + seekWhere(from, to, after) + ` ORDER BY last_updated, id LIMIT ? OFFSET ?`
+}
+
+// seekWhere returns the WHERE clause of a read of locations between the bounds given
+// and after a position (nothing when there are none).
+func seekWhere(from, to, after bool) string {
 	var conds []string
 	if from {
 		conds = append(conds, `last_updated >= ?`)
@@ -33,29 +46,19 @@ func listSitesQuery(from, to, after bool) string {
 	if after {
 		conds = append(conds, `(last_updated, id) > (?, ?)`)
 	}
-	where := ""
-	if len(conds) > 0 {
-		where = ` WHERE ` + strings.Join(conds, ` AND `)
+	if len(conds) == 0 {
+		return ""
 	}
-	return `WITH page AS (SELECT * FROM locations` + where + ` ORDER BY last_updated, id LIMIT ? OFFSET ?) ` +
-		`SELECT ` + siteColumns + ` FROM page l` + siteJoin + `ORDER BY l.last_updated, l.id, e.uid, c.id`
+	return ` WHERE ` + strings.Join(conds, ` AND `)
 }
 
 // countSitesQuery counts the locations between the bounds given (see listSitesQuery);
 // without bounds it reads the total the triggers of migration 0024 keep.
 func countSitesQuery(from, to bool) string {
-	q := `SELECT count(*) FROM locations`
-	switch {
-	case !from && !to:
+	if !from && !to {
 		return `SELECT n FROM location_total WHERE id = 1`
-	case from && to:
-		q += ` WHERE last_updated >= ? AND last_updated < ?`
-	case from:
-		q += ` WHERE last_updated >= ?`
-	case to:
-		q += ` WHERE last_updated < ?`
 	}
-	return q
+	return `SELECT count(*) FROM locations` + seekWhere(from, to, false)
 }
 
 // scanSites reads site rows (see siteColumns), grouped by location and EVSE in the order
@@ -137,6 +140,47 @@ func (s *Store) Site(ctx context.Context, id string) (*chargenet.Site, error) {
 	return &sites[0], nil
 }
 
+// seekArgs returns the parameters of listSitesQuery and listSiteVersionsQuery for seek.
+func seekArgs(seek chargenet.UpdateSeek) []any {
+	args := boundArgs(seek.From, seek.To)
+	offset := seek.Offset
+	if seek.HasAfter {
+		args = append(args, formatTime(seek.After.LastUpdated), seek.After.ID)
+		offset = 0
+	}
+	return append(args, seek.Limit, offset)
+}
+
+// ListSiteVersions reads the versions of the page of sites seek selects (see
+// chargenet.SiteReader). Errors are wrapped driver or context errors.
+func (s *Store) ListSiteVersions(ctx context.Context, seek chargenet.UpdateSeek) ([]chargenet.SiteVersion, error) {
+	out := []chargenet.SiteVersion{}
+	if seek.Limit <= 0 {
+		return out, nil
+	}
+	st, err := s.reads.get(ctx, listSiteVersionsQuery(!seek.From.IsZero(), !seek.To.IsZero(), seek.HasAfter))
+	if err != nil {
+		return nil, wrap("list site versions", err)
+	}
+	rows, err := st.QueryContext(ctx, seekArgs(seek)...)
+	if err != nil {
+		return nil, wrap("list site versions", err)
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var v chargenet.SiteVersion
+		var updated string
+		if err := rows.Scan(&v.ID, &v.Version, &updated); err != nil {
+			return nil, wrap("list site versions", err)
+		}
+		if v.LastUpdated, err = parseTime(updated); err != nil {
+			return nil, wrap("list site versions", err)
+		}
+		out = append(out, v)
+	}
+	return out, wrap("list site versions", rows.Err())
+}
+
 // ListSites reads the page of sites seek selects, in one statement (see
 // chargenet.UpdateSeek). Errors are wrapped driver or context errors.
 func (s *Store) ListSites(ctx context.Context, seek chargenet.UpdateSeek) ([]chargenet.Site, error) {
@@ -147,13 +191,7 @@ func (s *Store) ListSites(ctx context.Context, seek chargenet.UpdateSeek) ([]cha
 	if err != nil {
 		return nil, wrap("list sites", err)
 	}
-	args := boundArgs(seek.From, seek.To)
-	offset := seek.Offset
-	if seek.HasAfter {
-		args = append(args, formatTime(seek.After.LastUpdated), seek.After.ID)
-		offset = 0
-	}
-	rows, err := st.QueryContext(ctx, append(args, seek.Limit, offset)...)
+	rows, err := st.QueryContext(ctx, seekArgs(seek)...)
 	if err != nil {
 		return nil, wrap("list sites", err)
 	}

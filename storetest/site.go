@@ -123,6 +123,54 @@ func testSites(t *testing.T, open Opener) {
 		assert.NotNil(t, page)
 	})
 
+	t.Run("versions of the same pages", func(t *testing.T) {
+		last := all[59].Location
+		for _, seek := range []chargenet.UpdateSeek{
+			{Limit: 500},
+			{Limit: 7, Offset: 14},
+			{Limit: 7, HasAfter: true, After: chargenet.UpdateKey{LastUpdated: last.LastUpdated, ID: last.ID}, Offset: 99},
+			{From: later, Limit: 10},
+			{To: later, Limit: 10, Offset: 110},
+			{From: later.Add(time.Minute), Limit: 10},
+			{Limit: 0},
+		} {
+			sites, err := s.ListSites(ctx, seek)
+			require.NoError(t, err)
+			versions, err := s.ListSiteVersions(ctx, seek)
+			require.NoError(t, err)
+			require.NotNil(t, versions)
+			require.Len(t, versions, len(sites), "%+v", seek)
+			for i, site := range sites {
+				assert.Equal(t, site.Location.ID, versions[i].ID)
+				assert.Equal(t, site.Location.Version, versions[i].Version, site.Location.ID)
+				assert.True(t, site.Location.LastUpdated.Equal(versions[i].LastUpdated), site.Location.ID)
+			}
+		}
+		// A change of an EVSE is a new version of its location's site.
+		before, err := s.ListSiteVersions(ctx, chargenet.UpdateSeek{Limit: 500})
+		require.NoError(t, err)
+		site, err := s.Site(ctx, "LOC-0002")
+		require.NoError(t, err)
+		require.NotEmpty(t, site.EVSEs)
+		at := later.Add(30 * time.Second)
+		_, err = s.ChangeEVSE(ctx, site.EVSEs[0].UID, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
+			return e.ApplyPatch(chargenet.EVSEPatch{Status: new(chargenet.StatusInoperative)}, "", at)
+		}, nil, "", at)
+		require.NoError(t, err)
+		after, err := s.ListSiteVersions(ctx, chargenet.UpdateSeek{Limit: 500})
+		require.NoError(t, err)
+		versionOf := func(vs []chargenet.SiteVersion, id string) int64 {
+			for _, v := range vs {
+				if v.ID == id {
+					return v.Version
+				}
+			}
+			return -1
+		}
+		assert.Greater(t, versionOf(after, "LOC-0002"), versionOf(before, "LOC-0002"))
+		assert.Equal(t, versionOf(before, "LOC-0003"), versionOf(after, "LOC-0003"))
+	})
+
 	t.Run("one site", func(t *testing.T) {
 		site, err := s.Site(ctx, "LOC-0001")
 		require.NoError(t, err)

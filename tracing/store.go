@@ -316,6 +316,13 @@ func (s *store) ListSites(ctx context.Context, seek chargenet.UpdateSeek) ([]cha
 	return out, err
 }
 
+func (s *store) ListSiteVersions(ctx context.Context, seek chargenet.UpdateSeek) ([]chargenet.SiteVersion, error) {
+	ctx, end := s.start(ctx, "ListSiteVersions")
+	out, err := s.Store.ListSiteVersions(ctx, seek)
+	end(err)
+	return out, err
+}
+
 func (s *store) CountSites(ctx context.Context, from, to time.Time) (int, error) {
 	ctx, end := s.start(ctx, "CountSites")
 	n, err := s.Store.CountSites(ctx, from, to)
