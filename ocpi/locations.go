@@ -99,23 +99,13 @@ func (s *Service) Locations(ctx context.Context, q ListQuery) (*LocationPage, er
 		key += "|" + strconv.FormatInt(seek.After.LastUpdated.UnixNano(), 10) + "|" + seek.After.ID
 	}
 	v, err := s.memo(ctx, key, func(ctx context.Context) (any, int, error) {
-		sites, err := s.cfg.Store.ListSites(ctx, seek)
+		items, last, more, err := s.page(ctx, seek)
 		if err != nil {
 			return nil, 0, err
 		}
-		more := len(sites) > limit
-		sites = sites[:min(len(sites), limit)]
-		locs := make([]ocpigen.Location, len(sites))
-		for i := range sites {
-			locs[i] = s.location(&sites[i])
-		}
-		p := &pageData{}
-		if p.data, err = json.Marshal(locs); err != nil {
-			return nil, 0, err
-		}
+		p := &pageData{data: joinArray(items)}
 		if more {
-			last := sites[len(sites)-1].Location
-			next := position{From: rawFrom, To: rawTo, Offset: offset + len(sites), Nanos: last.LastUpdated.UnixNano(), ID: last.ID}
+			next := position{From: rawFrom, To: rawTo, Offset: offset + len(items), Nanos: last.LastUpdated.UnixNano(), ID: last.ID}
 			if p.next, err = s.nextURL(next, limit); err != nil {
 				return nil, 0, err
 			}
@@ -154,6 +144,99 @@ func (s *Service) nextURL(next position, limit int) (string, error) {
 	v.Set("limit", strconv.Itoa(limit))
 	v.Set("position", s.cfg.Cursors.Seal(raw))
 	return s.detailsURL() + "/locations?" + v.Encode(), nil
+}
+
+// page returns the encoded Locations of the page seek selects (seek.Limit is one more
+// than the page holds, to tell whether more follow), the key of the last one and whether
+// more follow. It reads the versions of the page and encodes only the sites whose
+// version it does not keep (siteCache), each read alone; when many are missing, or one
+// changed between the two reads, it reads the whole page in one snapshot instead.
+func (s *Service) page(ctx context.Context, seek chargenet.UpdateSeek) ([][]byte, chargenet.UpdateKey, bool, error) {
+	versions, err := s.cfg.Store.ListSiteVersions(ctx, seek)
+	if err != nil {
+		return nil, chargenet.UpdateKey{}, false, err
+	}
+	more := len(versions) >= seek.Limit
+	versions = versions[:min(len(versions), seek.Limit-1)]
+	items := make([][]byte, len(versions))
+	var missing []int
+	for i, v := range versions {
+		if b, ok := s.sites.get(v); ok {
+			items[i] = b
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) > 4 && len(missing) > len(versions)/8 {
+		return s.readPage(ctx, seek)
+	}
+	for _, i := range missing {
+		site, err := s.cfg.Store.Site(ctx, versions[i].ID)
+		if errors.Is(err, chargenet.ErrNotFound) || err == nil && site.Location.Version != versions[i].Version {
+			return s.readPage(ctx, seek) // changed since the versions were read
+		}
+		if err != nil {
+			return nil, chargenet.UpdateKey{}, false, err
+		}
+		if items[i], err = s.encodeSite(site); err != nil {
+			return nil, chargenet.UpdateKey{}, false, err
+		}
+	}
+	var last chargenet.UpdateKey
+	if n := len(versions); n > 0 {
+		last = chargenet.UpdateKey{LastUpdated: versions[n-1].LastUpdated, ID: versions[n-1].ID}
+	}
+	return items, last, more, nil
+}
+
+// readPage is page's read of the whole page in one snapshot, each site encoded afresh.
+func (s *Service) readPage(ctx context.Context, seek chargenet.UpdateSeek) ([][]byte, chargenet.UpdateKey, bool, error) {
+	sites, err := s.cfg.Store.ListSites(ctx, seek)
+	if err != nil {
+		return nil, chargenet.UpdateKey{}, false, err
+	}
+	more := len(sites) >= seek.Limit
+	sites = sites[:min(len(sites), seek.Limit-1)]
+	items := make([][]byte, len(sites))
+	for i := range sites {
+		if items[i], err = s.encodeSite(&sites[i]); err != nil {
+			return nil, chargenet.UpdateKey{}, false, err
+		}
+	}
+	var last chargenet.UpdateKey
+	if n := len(sites); n > 0 {
+		l := sites[n-1].Location
+		last = chargenet.UpdateKey{LastUpdated: l.LastUpdated, ID: l.ID}
+	}
+	return items, last, more, nil
+}
+
+// encodeSite returns the Location of site as JSON, and keeps it under its version.
+func (s *Service) encodeSite(site *chargenet.Site) ([]byte, error) {
+	b, err := json.Marshal(s.location(site))
+	if err != nil {
+		return nil, err
+	}
+	l := &site.Location
+	s.sites.put(chargenet.SiteVersion{ID: l.ID, Version: l.Version, LastUpdated: l.LastUpdated}, b)
+	return b, nil
+}
+
+// joinArray returns the JSON array of the encoded items.
+func joinArray(items [][]byte) []byte {
+	n := 2
+	for _, b := range items {
+		n += len(b) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, b := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	return append(out, ']')
 }
 
 // memo reads through the store's chargenet.ReadMemo when it has one.

@@ -141,6 +141,7 @@ type Service struct {
 	base    string // PublicURL + "/ocpi"
 	tokens  tokenCache
 	pushers pusherCache
+	sites   *siteCache
 }
 
 // New returns a Service. It returns an error when the configuration is incomplete.
@@ -168,7 +169,8 @@ func New(cfg Config) (*Service, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
-	return &Service{cfg: cfg, base: cfg.PublicURL + "/ocpi", tokens: tokenCache{m: map[[32]byte]cachedToken{}}}, nil
+	return &Service{cfg: cfg, base: cfg.PublicURL + "/ocpi", tokens: tokenCache{m: map[[32]byte]cachedToken{}},
+		sites: newSiteCache(siteCacheBytes)}, nil
 }
 
 // VersionsURL is the URL of chargenet's versions list, the one a partner receives with

@@ -1,3 +1,5 @@
+-- What the OCPI Locations list reads on every page, kept cheap to read.
+--
 -- The number of locations, deleted ones included: the OCPI Locations list's
 -- X-Total-Count without a date filter, which a count(*) would read the whole table for
 -- on every page. Statement triggers keep it, once per statement (an import's COPY
@@ -25,3 +27,8 @@ CREATE TRIGGER location_total_insert AFTER INSERT ON locations
     REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION location_total_add();
 CREATE TRIGGER location_total_delete AFTER DELETE ON locations
     REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION location_total_remove();
+
+-- The list's order with each location's version: a page's versions (ListSiteVersions)
+-- can be read from the index alone. It replaces locations_updated, whose order it has.
+CREATE INDEX locations_updated_version ON locations (last_updated, id) INCLUDE (version);
+DROP INDEX locations_updated;
