@@ -72,7 +72,7 @@ endpoints=(
 )
 # Measured again under writes (target full_w, beside the same reads alone as full_w_ro):
 # each commit drops the OCPI pages and counts the read cache keeps, so that the OCPI page
-# is read and encoded again, as while charge boxes report.
+# is assembled again, its changed Locations read and encoded, as while charge boxes report.
 under_writes=" locations ocpi_evses "
 say "wrk: $ROUNDS rounds x $DURATION per request, $CONNS connections, 2 threads; under $WRITE_RATE writes/s:$under_writes"
 for ((r = 1; r <= ROUNDS; r++)); do

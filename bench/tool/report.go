@@ -558,7 +558,7 @@ type ocpiStore struct{ label, target string }
 // and the OCPI page of 100 with EVSEs while the writer sends writeRate writes/s to the
 // same server, each against the same reads alone right before and after it, with what the
 // writer achieved (ws); it returns the stores it printed. On SQLite each commit drops the
-// OCPI pages the read cache keeps, so that under writes they are read and encoded again:
+// OCPI pages the read cache keeps, so that under writes they are assembled again:
 // the load a server answers while charge boxes report.
 func ocpiUnderWrites(w io.Writer, samples []sample, ws []writeSample, writeRate string) []ocpiStore {
 	var stores []ocpiStore
@@ -576,7 +576,7 @@ func ocpiUnderWrites(w io.Writer, samples []sample, ws []writeSample, writeRate 
 	fmt.Fprintf(w, "\nUnder writes: the REST page and the OCPI page of 100 with EVSEs again, while `bench/tool writer` sends "+
 		"%s writes/s to the same server (alternately a PATCH of connector 1 of one of the 40 demo EVSEs and a status "+
 		"notification of one of the 20 charge boxes, drawn at random), as charge boxes report. On SQLite every commit drops "+
-		"the OCPI pages and counts the read cache keeps, so that under writes the OCPI page is read and encoded again. "+
+		"the OCPI pages and counts the read cache keeps, so that under writes the OCPI page is assembled again, its changed Locations read and encoded. "+
 		"Each round measures the same reads alone around them, half right before and half right after, and takes the "+
 		"mean of the two halves; a ratio is the median of the rounds' ratios.\n\n", writeRate)
 	fmt.Fprintln(w, "| store | request | alone req/s | under writes req/s | under writes p50 / p99 ms | under writes / alone, per round | median | writes/s achieved | write p99 ms | write errors |")
