@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/sqlitetest"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
 )
@@ -59,7 +60,11 @@ func startDemoServer(cfg serverConfig) (_ *demoServer, err error) {
 		}
 	}()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "demo.db"))
+	path := filepath.Join(dir, "demo.db")
+	if err := sqlitetest.Create(path); err != nil {
+		return nil, err
+	}
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("opening SQLite: %w", err)
 	}

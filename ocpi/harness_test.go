@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/chargenet/chargenet/client"
 	"github.com/chargenet/chargenet/internal/apitest"
 	"github.com/chargenet/chargenet/internal/proctest"
+	"github.com/chargenet/chargenet/internal/sqlitetest"
 	"github.com/chargenet/chargenet/ocpi"
 	"github.com/chargenet/chargenet/postgres"
 	"github.com/chargenet/chargenet/server"
@@ -31,7 +31,7 @@ var backends = []struct {
 	open func(t *testing.T) chargenet.Store
 }{
 	{"sqlite", func(t *testing.T) chargenet.Store {
-		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "chargenet.db"))
+		s, err := sqlite.Open(t.Context(), sqlitetest.NewFile(t))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		return s

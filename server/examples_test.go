@@ -20,6 +20,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/internal/sqlitetest"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -391,6 +392,7 @@ func TestContractExamples(t *testing.T) {
 func demoDatabase(t *testing.T, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "demo.db")
+	require.NoError(t, sqlitetest.Create(path))
 	store, err := sqlite.Open(context.Background(), path)
 	require.NoError(t, err)
 	require.NoError(t, store.Import(context.Background(), chargenet.DemoInventory(time.Now())))

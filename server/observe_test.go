@@ -3,13 +3,13 @@ package server_test
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/health"
+	"github.com/chargenet/chargenet/internal/sqlitetest"
 	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
@@ -22,7 +22,7 @@ import (
 // checked by checker (nil: the default).
 func newMetricsEnv(t *testing.T, m *metrics.Metrics, checker func(chargenet.Store) *health.Checker) *env {
 	t.Helper()
-	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+	store, err := sqlite.Open(context.Background(), sqlitetest.NewFile(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	require.NoError(t, store.Import(context.Background(), chargenet.DemoInventory(time.Now())))
@@ -123,7 +123,7 @@ func TestRequestMetrics(t *testing.T) {
 
 func TestRateLimitMetric(t *testing.T) {
 	m := metrics.New()
-	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+	store, err := sqlite.Open(context.Background(), sqlitetest.NewFile(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	e, err := server.New(server.Config{Store: store, Keys: server.NewKeys(store, []string{devKey}),

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/internal/apitest"
+	"github.com/chargenet/chargenet/internal/sqlitetest"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/labstack/echo/v4"
@@ -35,7 +35,7 @@ type env struct {
 // (or nothing, when empty is true), with devKey accepted.
 func newEnv(t *testing.T, empty bool) *env {
 	t.Helper()
-	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+	store, err := sqlite.Open(context.Background(), sqlitetest.NewFile(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	if !empty {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/sqlitetest"
 	"github.com/chargenet/chargenet/sqlite"
 )
 
@@ -21,7 +22,7 @@ import (
 // must hold exactly the events at or after since, in seq order, however far an event's
 // time lies behind the events before it.
 func TestEventLogSinceOutOfOrder(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "chargenet.db")
+	path := sqlitetest.NewFile(t)
 	s := mustOpen(t, path)
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	require.NoError(t, err)

@@ -3,15 +3,18 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chargenet/chargenet"
+	sqlitedrv "modernc.org/sqlite"
 )
 
 // PragmaForTest returns the value of a pragma as the store's write connection and one
@@ -120,4 +123,71 @@ func (s *Store) RecordEventsForTest(ctx context.Context, events ...chargenet.Eve
 		_, err := s.recordEvents(ctx, tx, events...)
 		return err
 	})
+}
+
+// OpenMemoryCopyForTest opens a store as Open(ctx, ":memory:") does, on a new in-memory
+// database that starts as a copy of the database file at src (SQLite's online backup)
+// rather than empty, so that Open finds the migrations src has applied.
+func OpenMemoryCopyForTest(ctx context.Context, src string) (*Store, error) {
+	return open(ctx, ":memory:", func(ctx context.Context, db *sql.DB) error {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = conn.Close() }()
+		return conn.Raw(func(dc any) error {
+			r, ok := dc.(interface {
+				NewRestore(srcURI string) (*sqlitedrv.Backup, error)
+			})
+			if !ok {
+				return fmt.Errorf("restoring %s: driver connection %T has no NewRestore", src, dc)
+			}
+			uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(src) + "?mode=ro"
+			b, err := r.NewRestore(uri)
+			if err != nil {
+				return fmt.Errorf("restoring %s: %w", src, err)
+			}
+			_, err = b.Step(-1)
+			return errors.Join(err, b.Finish())
+		})
+	})
+}
+
+// SerializeForTest returns the image of the store's database (sqlite3_serialize): for
+// an in-memory database, the file a backup of it to disk would write.
+func (s *Store) SerializeForTest(ctx context.Context) ([]byte, error) {
+	conn, err := s.write.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = conn.Close() }()
+	var image []byte
+	err = conn.Raw(func(dc any) error {
+		sr, ok := dc.(interface{ Serialize() ([]byte, error) })
+		if !ok {
+			return fmt.Errorf("driver connection %T has no Serialize", dc)
+		}
+		image, err = sr.Serialize()
+		return err
+	})
+	return image, err
+}
+
+// SchemaForTest returns every entry of the database's schema table as "type name
+// tbl_name: sql", in name order.
+func (s *Store) SchemaForTest(ctx context.Context) ([]string, error) {
+	rows, err := s.write.QueryContext(ctx, `SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_schema ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	var out []string
+	for rows.Next() {
+		var typ, name, table, text string
+		if err := rows.Scan(&typ, &name, &table, &text); err != nil {
+			return nil, err
+		}
+		out = append(out, typ+" "+name+" "+table+": "+text)
+	}
+	return out, rows.Err()
 }

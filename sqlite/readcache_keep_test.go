@@ -4,13 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/sqlitetest"
 	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/stretchr/testify/assert"
@@ -256,7 +256,7 @@ func TestReadCacheReadersWaitForOneSync(t *testing.T) {
 // (each commit retires only the EVSE it changed); it reports the share of reads served
 // from the cache.
 func BenchmarkReadCacheUnderWrites(b *testing.B) {
-	s := mustOpen(b, filepath.Join(b.TempDir(), "chargenet.db"))
+	s := mustOpen(b, sqlitetest.NewFile(b))
 	ctx := context.Background()
 	if err := s.Import(ctx, chargenet.DemoInventory(time.Now())); err != nil {
 		b.Fatal(err)

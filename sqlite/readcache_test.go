@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/sqlitetest"
 	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/stretchr/testify/assert"
@@ -23,7 +23,7 @@ import (
 // openDemo opens a store on a new file holding the demo inventory.
 func openDemo(t *testing.T) (*sqlite.Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "chargenet.db")
+	path := sqlitetest.NewFile(t)
 	s := mustOpen(t, path)
 	require.NoError(t, s.Import(t.Context(), chargenet.DemoInventory(time.Now())))
 	return s, path

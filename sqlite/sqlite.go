@@ -104,6 +104,13 @@ var (
 // Close; it uses a single connection for reads and writes. Errors are wrapped driver or
 // file system errors; the store is closed again when Open fails.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, nil)
+}
+
+// open is Open, with fill, if not nil, run on the write connection of a new in-memory
+// database before it is migrated: tests start their databases from a prepared copy
+// (export_test.go).
+func open(ctx context.Context, path string, fill func(context.Context, *sql.DB) error) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: open: empty database path")
 	}
@@ -124,6 +131,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.SetConnMaxLifetime(0)
 		db.SetConnMaxIdleTime(0)
 		s.write, s.read = db, db
+		if fill != nil {
+			if err := fill(ctx, db); err != nil {
+				_ = db.Close()
+				return nil, fmt.Errorf("sqlite: open: %w", err)
+			}
+		}
 	} else {
 		if dir := filepath.Dir(path); dir != "." {
 			if err := os.MkdirAll(dir, 0o750); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/sqlitetest"
 	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/chargenet/chargenet/storetest"
@@ -25,28 +27,127 @@ import (
 )
 
 // MustOpenDB opens a store on a new database file in a temporary directory and closes
-// it when tb ends.
+// it when tb ends. The file starts as a copy of a migrated one (sqlitetest.NewFile).
 func MustOpenDB(tb testing.TB) *sqlite.Store {
 	tb.Helper()
-	return mustOpen(tb, filepath.Join(tb.TempDir(), "chargenet.db"))
+	return mustOpen(tb, sqlitetest.NewFile(tb))
+}
+
+// memoryImage is the image of an in-memory database that Open created and migrated,
+// made once per test process: MustOpenMemoryDB starts each database from it, as
+// sqlitetest does for files.
+var memoryImage struct {
+	once  sync.Once
+	image []byte
+	err   error
 }
 
 // MustOpenMemoryDB opens a store on a new in-memory database and closes it when tb ends.
+// The database starts as a copy of a migrated one.
 func MustOpenMemoryDB(tb testing.TB) *sqlite.Store {
 	tb.Helper()
-	return mustOpen(tb, ":memory:")
+	memoryImage.once.Do(func() {
+		ctx := context.Background()
+		s, err := sqlite.Open(ctx, ":memory:")
+		if err != nil {
+			memoryImage.err = err
+			return
+		}
+		memoryImage.image, err = s.SerializeForTest(ctx)
+		memoryImage.err = errors.Join(err, s.Close())
+	})
+	require.NoError(tb, memoryImage.err, "making the migrated in-memory database")
+	src := filepath.Join(tb.TempDir(), "migrated.db")
+	require.NoError(tb, os.WriteFile(src, memoryImage.image, 0o600))
+	s, err := sqlite.OpenMemoryCopyForTest(context.Background(), src)
+	require.NoError(tb, err)
+	closeWhenDone(tb, s, ":memory:")
+	return s
 }
 
 func mustOpen(tb testing.TB, path string) *sqlite.Store {
 	tb.Helper()
 	s, err := sqlite.Open(context.Background(), path)
 	require.NoError(tb, err)
+	closeWhenDone(tb, s, path)
+	return s
+}
+
+func closeWhenDone(tb testing.TB, s *sqlite.Store, path string) {
 	tb.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			tb.Errorf("closing %s: %v", path, err)
 		}
 	})
-	return s
+}
+
+// TestMigratedCopies checks that MustOpenDB and MustOpenMemoryDB open what Open makes
+// of a new database of their kind: the same schema, the same migrations, no other rows,
+// the same journal mode and page size; and that each copy is a database of its own.
+func TestMigratedCopies(t *testing.T) {
+	tests := []struct {
+		name          string
+		fresh, copied func(testing.TB) *sqlite.Store
+	}{
+		{"file", func(tb testing.TB) *sqlite.Store { return mustOpen(tb, filepath.Join(tb.TempDir(), "chargenet.db")) }, MustOpenDB},
+		{"memory", func(tb testing.TB) *sqlite.Store { return mustOpen(tb, ":memory:") }, MustOpenMemoryDB},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := describeDB(t, tt.fresh(t))
+			require.NotEmpty(t, want.migrations)
+			copied := tt.copied(t)
+			want.assertEqual(t, describeDB(t, copied), "a copy")
+
+			require.NoError(t, copied.Import(t.Context(), chargenet.DemoInventory(time.Now())))
+			want.assertEqual(t, describeDB(t, tt.copied(t)), "a copy made after another was written to")
+		})
+	}
+}
+
+// dbDescription is what a test can see of a database besides the times its migrations
+// were applied.
+type dbDescription struct {
+	schema, migrations []string
+	rows               map[string]int // of each table but migrations
+	journal, pageSize  string
+}
+
+func (d dbDescription) assertEqual(t *testing.T, got dbDescription, what string) {
+	t.Helper()
+	assert.Equal(t, d.schema, got.schema, "schema of %s", what)
+	assert.Equal(t, d.migrations, got.migrations, "migrations of %s", what)
+	assert.Equal(t, d.rows, got.rows, "rows of %s", what)
+	assert.Equal(t, d.journal, got.journal, "journal mode of %s", what)
+	assert.Equal(t, d.pageSize, got.pageSize, "page size of %s", what)
+}
+
+func describeDB(t *testing.T, s *sqlite.Store) dbDescription {
+	t.Helper()
+	ctx := t.Context()
+	d := dbDescription{rows: map[string]int{}}
+	var err error
+	d.schema, err = s.SchemaForTest(ctx)
+	require.NoError(t, err)
+	for _, entry := range d.schema {
+		if name, ok := strings.CutPrefix(entry, "table "); ok {
+			name, _, _ = strings.Cut(name, " ")
+			if name != "migrations" {
+				d.rows[name], err = s.CountForTest(ctx, name)
+				require.NoError(t, err)
+			}
+		}
+	}
+	ms, err := s.Migrations(ctx)
+	require.NoError(t, err)
+	for _, m := range ms {
+		d.migrations = append(d.migrations, m.Name)
+	}
+	d.journal, _, err = s.PragmaForTest(ctx, "journal_mode")
+	require.NoError(t, err)
+	d.pageSize, _, err = s.PragmaForTest(ctx, "page_size")
+	require.NoError(t, err)
+	return d
 }
 
 func TestStore(t *testing.T) {
@@ -219,7 +320,7 @@ func TestCrash(t *testing.T) {
 	if os.Getenv(crashChildEnv) != "" {
 		t.Skip("in the child")
 	}
-	path := filepath.Join(t.TempDir(), "chargenet.db")
+	path := sqlitetest.NewFile(t)
 	s := mustOpen(t, path)
 	require.NoError(t, s.Import(t.Context(), chargenet.DemoInventory(time.Now())))
 	require.NoError(t, s.Close())
@@ -283,7 +384,7 @@ func TestCrashChild(t *testing.T) {
 }
 
 func TestOpenMemoryIsolated(t *testing.T) {
-	a, b := MustOpenMemoryDB(t), MustOpenMemoryDB(t)
+	a, b := mustOpen(t, ":memory:"), mustOpen(t, ":memory:")
 	require.NoError(t, a.Import(t.Context(), chargenet.DemoInventory(time.Now())))
 	_, err := b.EVSE(t.Context(), 1001)
 	assert.ErrorIs(t, err, chargenet.ErrNotFound, "a second in-memory store is a separate database")
@@ -710,7 +811,7 @@ func BenchmarkLocationChanges(b *testing.B) {
 // processes would open it.
 func openDemoTwice(t *testing.T) (a, b *sqlite.Store) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "chargenet.db")
+	path := sqlitetest.NewFile(t)
 	a, b = mustOpen(t, path), mustOpen(t, path)
 	require.NoError(t, a.Import(t.Context(), chargenet.DemoInventory(time.Now())))
 	return a, b

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/sqlitetest"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/chargenet/chargenet/webhook"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -69,7 +69,7 @@ type fixture struct {
 // evse.connector.updated.
 func newFixture(t *testing.T, url string) *fixture {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"))
+	s, err := sqlite.Open(ctx, sqlitetest.NewFile(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	require.NoError(t, s.Import(ctx, chargenet.DemoInventory(time.Now())))
