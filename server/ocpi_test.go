@@ -180,6 +180,8 @@ func TestOCPIAnswers(t *testing.T) {
 		{"unknown connector", "GET", "/ocpi/2.2.1/locations/LOC-0001/1001/9", ocpiTokenC, nil, nil, 404, 2003},
 		{"deleted connector", "GET", "/ocpi/2.2.1/locations/LOC-0002/1004/4", ocpiTokenC, nil, nil, 404, 2003},
 		{"connector", "GET", "/ocpi/2.2.1/locations/LOC-0001/1001/1", ocpiTokenC, nil, nil, 200, 1000},
+		{"empty EVSE uid", "GET", "/ocpi/2.2.1/locations/LOC-0001//1", ocpiTokenC, nil, nil, 404, 2000},
+		{"EVSE uid an encoded slash", "GET", "/ocpi/2.2.1/locations/LOC-0001/%2F1", ocpiTokenC, nil, nil, 404, 2000},
 		{"location id too long", "GET", "/ocpi/2.2.1/locations/" + strings.Repeat("A", 37), ocpiTokenC, nil, nil, 400, 2001},
 		{"date_from not a time", "GET", "/ocpi/2.2.1/locations?date_from=yesterday", ocpiTokenC, nil, nil, 400, 2001},
 		{"date_from with an offset", "GET", "/ocpi/2.2.1/locations?date_from=2026-01-01T00:00:00%2B01:00", ocpiTokenC, nil, nil, 400, 2001},

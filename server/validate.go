@@ -233,7 +233,11 @@ func matchesTemplate(path, template string) bool {
 		return false
 	}
 	for i := range ts {
-		if !strings.HasPrefix(ts[i], "{") && ts[i] != ps[i] {
+		if strings.HasPrefix(ts[i], "{") {
+			if ps[i] == "" { // an empty segment is no value of a path parameter
+				return false
+			}
+		} else if ts[i] != ps[i] {
 			return false
 		}
 	}
