@@ -952,7 +952,7 @@ type Error struct {
 	// Example: query parameter "limit": number must be at most 100
 	Message string `json:"message"`
 
-	// Param The offending path or query parameter, header, or body field, when there is one.
+	// Param The offending path or query parameter, header, or body field, when there is one. The keys of nested objects are joined by `.`; a `.` or `\` inside a key is preceded by a backslash, so the key `a.b` is `a\.b` and never the same as the key `b` inside the key `a`.
 	//
 	// Example: limit
 	Param *string `json:"param,omitempty"`

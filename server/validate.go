@@ -207,15 +207,29 @@ type keyFrame struct {
 }
 
 // keyPath is the path of the innermost container of stack: the keys under which the
-// objects hold the next container, joined by "." (an empty key adds nothing).
+// objects hold the next container, each escaped by escapeKey and joined by "." (an
+// empty key adds nothing).
 func keyPath(stack []keyFrame, keys [][]byte) string {
 	var parts []string
 	for k := 1; k < len(stack); k++ {
 		if stack[k-1].object && stack[k].start > stack[k-1].start && len(keys[stack[k].start-1]) > 0 {
-			parts = append(parts, string(keys[stack[k].start-1]))
+			parts = append(parts, escapeKey(string(keys[stack[k].start-1])))
 		}
 	}
 	return strings.Join(parts, ".")
+}
+
+// keyEscaper writes a "\" or "." inside a key with a backslash before it.
+var keyEscaper = strings.NewReplacer(`\`, `\\`, ".", `\.`)
+
+// escapeKey is key as one segment of a body path: a "." or "\" in it gets a backslash
+// before it, so that {"a.b": {...}} ("a\.b") and {"a": {"b": {...}}} ("a.b") have
+// different paths. The contract documents this for Error.param.
+func escapeKey(key string) string {
+	if !strings.ContainsAny(key, `.\`) {
+		return key
+	}
+	return keyEscaper.Replace(key)
 }
 
 // at renders a body path for a message: " in object \"a.b\"", or "" at the top level.

@@ -46,6 +46,9 @@ func TestDuplicateKey(t *testing.T) {
 		{"not JSON: no panic", `{{"a": 1, "a": 2}}`, "a", ""},
 		{"unterminated", `{"a": 1, "a`, "", ""},
 		{"stray closers", `}]{"a": 1}`, "", ""},
+		{"a dot in a key is escaped", `{".00": {"0": [{"0":10}, {"c":10,"\u0063":10}]}}`, "c", `\.00.0`},
+		{"a dotted key is not a nesting", `{"a.b": {"c": 1, "c": 2}}`, "c", `a\.b`},
+		{"a backslash in a key is escaped", `{"a\\": {"c": 1, "c": 2}}`, "c", `a\\`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			key, path := duplicateKey([]byte(c.body))
@@ -117,7 +120,12 @@ func duplicateKeyByDecoding(body []byte) (key, path string) {
 		if top != nil {
 			child = top.path
 			if top.keys != nil && top.last != "" {
-				child = strings.TrimPrefix(child+"."+top.last, ".")
+				last := strings.ReplaceAll(strings.ReplaceAll(top.last, `\`, `\\`), ".", `\.`)
+				if child == "" {
+					child = last
+				} else {
+					child += "." + last
+				}
 			}
 		}
 		switch tok {
