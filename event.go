@@ -253,7 +253,7 @@ func (ChargeboxPayload) eventPayload() {}
 
 // newEvent returns an event of type typ at now saying p.
 func newEvent(typ string, p EventPayload, now time.Time) Event {
-	return Event{ID: NewID("evt_", now), Type: typ, Time: now.UTC().Truncate(Precision), Payload: p}
+	return Event{ID: NewID("evt_", now), Type: typ, Time: Stamp(now), Payload: p}
 }
 
 // NewConnectorUpdatedEvent returns the evse.connector.updated event of connector

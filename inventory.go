@@ -60,7 +60,7 @@ func (inv *Inventory) NewestEVSEUpdates() map[string]time.Time {
 		if e.LocationID == "" {
 			continue
 		}
-		t := e.LastUpdated.UTC().Truncate(Precision)
+		t := Stamp(e.LastUpdated)
 		if old, ok := out[e.LocationID]; !ok || t.After(old) {
 			out[e.LocationID] = t
 		}

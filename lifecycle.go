@@ -76,14 +76,19 @@ func (e *EVSE) Clone() *EVSE {
 // Precision is the precision of every time the service keeps and sends.
 const Precision = time.Microsecond
 
+// Stamp returns t as the service keeps and sends times: in UTC, truncated to Precision.
+// A change is stamped with it before it is written, so that what its answer shows
+// equals what a later read returns.
+func Stamp(t time.Time) time.Time { return t.UTC().Truncate(Precision) }
+
 // NextUpdate returns the time of a change made at now to an object last changed at
 // previous: now, or previous + 1 µs when now is not later (a clock behind, or two
 // changes within a microsecond), in UTC to the microsecond. An object's LastUpdated
 // taken this way in the transaction that locks it grows with every version, whichever
 // replica's clock wrote it.
 func NextUpdate(previous, now time.Time) time.Time {
-	now = now.UTC().Truncate(Precision)
-	if next := previous.UTC().Truncate(Precision).Add(Precision); !now.After(previous) && next.After(now) {
+	now = Stamp(now)
+	if next := Stamp(previous).Add(Precision); !now.After(previous) && next.After(now) {
 		return next
 	}
 	return now
@@ -318,7 +323,7 @@ func (e *EVSE) PrepareNew(now time.Time) error {
 	}
 	e.OperatorHold = e.Status == StatusInoperative
 	e.Version = 1
-	e.LastUpdated = now.UTC().Truncate(Precision)
+	e.LastUpdated = Stamp(now)
 	for i := range e.Connectors {
 		e.Connectors[i].LastUpdated = e.LastUpdated
 	}

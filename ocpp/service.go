@@ -252,7 +252,7 @@ func (s *Service) every(d time.Duration, f func()) {
 }
 
 // now is the current time as the stores keep it (UTC, to the microsecond).
-func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+func (s *Service) now() time.Time { return chargenet.Stamp(s.cfg.Now()) }
 
 // heartbeat is the interval a BootNotification is answered with, in seconds.
 func (s *Service) heartbeat() int { return int(s.cfg.Heartbeat / time.Second) }
@@ -444,7 +444,7 @@ func (s *Service) flushSeen() {
 		}
 		c.flushed.Store(seen)
 		s.writer.post(chargenet.ConnectionChange{Kind: chargenet.Seen, Chargebox: c.box, Session: c.session(),
-			At: time.Unix(0, seen).UTC().Truncate(time.Microsecond)})
+			At: chargenet.Stamp(time.Unix(0, seen))})
 	})
 }
 

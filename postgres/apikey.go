@@ -148,7 +148,7 @@ func (s *Store) RotateAPIKey(ctx context.Context, name string, r chargenet.KeyRo
 	}
 	k, err := scanAPIKey(s.pool.QueryRow(ctx, `UPDATE api_keys SET previous_hash = hash, previous_until = $2, hash = $3, `+
 		`expires_at = CASE WHEN $4::boolean THEN $5::timestamptz ELSE expires_at END WHERE name = $1 AND revoked_at IS NULL RETURNING `+apiKeyColumns,
-		name, stamp(r.PreviousUntil), r.Hash[:], r.ExpiresAt != nil, expires))
+		name, chargenet.Stamp(r.PreviousUntil), r.Hash[:], r.ExpiresAt != nil, expires))
 	var pe *pgconn.PgError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -171,7 +171,7 @@ func (s *Store) RecordAPIKeyUse(ctx context.Context, uses []chargenet.KeyUse) er
 	}
 	names, times := make([]string, len(uses)), make([]time.Time, len(uses))
 	for i, u := range uses {
-		names[i], times[i] = u.Name, stamp(u.At)
+		names[i], times[i] = u.Name, chargenet.Stamp(u.At)
 	}
 	_, err := s.pool.Exec(ctx, `UPDATE api_keys k SET last_used_at = u.at `+
 		`FROM unnest($1::text[], $2::timestamptz[]) AS u (name, at) `+

@@ -122,7 +122,7 @@ func bumpEpoch(ctx context.Context, tx pgx.Tx) error {
 // (see chargenet.ChargeboxService).
 func (s *Store) RegisterChargebox(ctx context.Context, id int64, identity string, hash [sha256.Size]byte, now time.Time) (bool, error) {
 	created := false
-	now = stamp(now)
+	now = chargenet.Stamp(now)
 	err := s.chargeboxTx(ctx, "register_chargebox", func(tx pgx.Tx, record func(...chargenet.Event) error) error {
 		created = false
 		var other int64
@@ -163,7 +163,7 @@ func (s *Store) RegisterChargebox(ctx context.Context, id int64, identity string
 // RevokeChargebox ends the registration of box id, its recorded connection (reason
 // revoked) and its availability requests, in one transaction.
 func (s *Store) RevokeChargebox(ctx context.Context, id int64, now time.Time) error {
-	now = stamp(now)
+	now = chargenet.Stamp(now)
 	return s.chargeboxTx(ctx, "revoke_chargebox", func(tx pgx.Tx, record func(...chargenet.Event) error) error {
 		box, err := lockChargebox(ctx, tx, id)
 		if err != nil {
@@ -205,7 +205,7 @@ func (s *Store) endConnection(ctx context.Context, tx pgx.Tx, box *chargenet.Cha
 	changed, events := chargenet.Disconnect(evses, chargenet.ChargeboxActor(box.Identity), now)
 	for _, e := range changed {
 		if _, err := tx.Exec(ctx, `UPDATE evses SET status = $2, version = $3, last_updated = $4 WHERE uid = $1`,
-			e.UID, string(e.Status), e.Version, stamp(e.LastUpdated)); err != nil {
+			e.UID, string(e.Status), e.Version, chargenet.Stamp(e.LastUpdated)); err != nil {
 			return err
 		}
 		if err := storeEVSEDoc(ctx, tx, e); err != nil {
@@ -416,7 +416,7 @@ func (s *Store) RecordConnections(ctx context.Context, changes []chargenet.Conne
 					return err
 				}
 			}
-			at := stamp(ch.At)
+			at := chargenet.Stamp(ch.At)
 			switch ch.Kind {
 			case chargenet.Connected:
 				var box chargenet.Chargebox
@@ -442,7 +442,7 @@ func (s *Store) RecordConnections(ctx context.Context, changes []chargenet.Conne
 				b := ch.Boot
 				if _, err := tx.Exec(ctx, `UPDATE chargeboxes SET boot_vendor = $3, boot_model = $4, boot_serial = $5, `+
 					`boot_firmware = $6, booted_at = $7 WHERE id = $1 AND session = $2`, ch.Chargebox, ch.Session, b.Vendor, b.Model,
-					nullText(b.SerialNumber), nullText(b.FirmwareVersion), stamp(b.At)); err != nil {
+					nullText(b.SerialNumber), nullText(b.FirmwareVersion), chargenet.Stamp(b.At)); err != nil {
 					return err
 				}
 			case chargenet.Disconnected:
@@ -470,11 +470,11 @@ func (s *Store) RecordConnections(ctx context.Context, changes []chargenet.Conne
 // skipped), and returns their boxes.
 func (s *Store) ExpireConnections(ctx context.Context, seenBefore, now time.Time, limit int) ([]int64, error) {
 	var ids []int64
-	now = stamp(now)
+	now = chargenet.Stamp(now)
 	err := s.chargeboxTx(ctx, "expire_connections", func(tx pgx.Tx, record func(...chargenet.Event) error) error {
 		ids = nil
 		rows, err := tx.Query(ctx, `SELECT `+chargeboxColumns+` FROM chargeboxes WHERE session IS NOT NULL AND last_seen_at < $1 `+
-			`ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, stamp(seenBefore), limit)
+			`ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, chargenet.Stamp(seenBefore), limit)
 		if err != nil {
 			return err
 		}
@@ -544,7 +544,7 @@ func owes(ctx context.Context, tx pgx.Tx, id int64, now time.Time) (owed, asked 
 // requests; recording signals the box. A box that owes nothing new costs one read
 // transaction; the write transaction locks the box and decides again.
 func (s *Store) OweAvailability(ctx context.Context, id int64, now time.Time) ([]chargenet.AvailabilityRequest, error) {
-	now = stamp(now)
+	now = chargenet.Stamp(now)
 	var owed, asked []chargenet.AvailabilityRequest
 	err := pgx.BeginTxFunc(ctx, s.pool, snapshot, func(tx pgx.Tx) error {
 		var err error
@@ -610,7 +610,7 @@ func (s *Store) PendingAvailability(ctx context.Context) ([]chargenet.Availabili
 // if it is still the EVSE's pending request.
 func (s *Store) AnswerAvailability(ctx context.Context, uid int64, requestedAt time.Time, answer string, now time.Time) error {
 	_, err := s.pool.Exec(ctx, `UPDATE chargebox_availability SET answer = $3, answered_at = $4 `+
-		`WHERE evse_uid = $1 AND requested_at = $2 AND answer = 'pending'`, uid, stamp(requestedAt), answer, stamp(now))
+		`WHERE evse_uid = $1 AND requested_at = $2 AND answer = 'pending'`, uid, chargenet.Stamp(requestedAt), answer, chargenet.Stamp(now))
 	return s.wrap("answer availability", err)
 }
 

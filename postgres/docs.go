@@ -155,7 +155,7 @@ func withoutNUL(seek chargenet.Seek[string]) chargenet.Seek[string] {
 // locationDoc returns the JSON of l as it will be read back once stored, and the EVSE
 // uids it lists.
 func locationDoc(l chargenet.Location) ([]byte, []int64, error) {
-	l.LastUpdated = stamp(l.LastUpdated)
+	l.LastUpdated = chargenet.Stamp(l.LastUpdated)
 	if l.EvseUIDs == nil {
 		l.EvseUIDs = []int64{}
 	}

@@ -89,7 +89,7 @@ func (s *Store) ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64]
 		q += ` AND actor = $` + strconv.Itoa(len(args))
 	}
 	if !seek.Since.IsZero() {
-		args = append(args, stamp(seek.Since))
+		args = append(args, chargenet.Stamp(seek.Since))
 		q += ` AND occurred_at >= $` + strconv.Itoa(len(args))
 	}
 	if seek.HasPos {
@@ -167,11 +167,11 @@ func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev c
 		if tp == "" {
 			tp = chargenet.TraceParent(ctx)
 		}
-		if _, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), tp, ev.Actor); err != nil {
+		if _, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, chargenet.Stamp(ev.Time), string(ev.Data), tp, ev.Actor); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) VALUES ($1, $2, $3, $4)`,
-			ev.ID, webhookID, chargenet.PingVersion, stamp(now)); err != nil {
+			ev.ID, webhookID, chargenet.PingVersion, chargenet.Stamp(now)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, notifyQuery)
@@ -200,16 +200,16 @@ func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r cha
 		if err := lockWebhook(ctx, tx, owner, webhookID, `FOR NO KEY UPDATE`); err != nil {
 			return err
 		}
-		args := []any{stamp(now), webhookID, chargenet.UnloggedTypes}
+		args := []any{chargenet.Stamp(now), webhookID, chargenet.UnloggedTypes}
 		q := `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at) ` +
 			`SELECT e.id, w.webhook_id, w.api_version, $1 FROM events e JOIN webhook_event_types w ` +
 			`ON w.type = e.type AND w.webhook_id = $2 WHERE e.type <> ALL($3::text[])`
 		if !r.Since.IsZero() {
-			args = append(args, stamp(r.Since))
+			args = append(args, chargenet.Stamp(r.Since))
 			q += ` AND e.occurred_at >= $` + strconv.Itoa(len(args))
 		}
 		if !r.Until.IsZero() {
-			args = append(args, stamp(r.Until))
+			args = append(args, chargenet.Stamp(r.Until))
 			q += ` AND e.occurred_at < $` + strconv.Itoa(len(args))
 		}
 		if len(r.Types) > 0 {
@@ -248,10 +248,10 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 	if limit <= 0 {
 		return p, nil
 	}
-	cut := stamp(before)
+	cut := chargenet.Stamp(before)
 	start := time.Now()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, pruneExpiredQuery, cut, limit, stamp(start), chargenet.OutcomeExpired, expiredError)
+		tag, err := tx.Exec(ctx, pruneExpiredQuery, cut, limit, chargenet.Stamp(start), chargenet.OutcomeExpired, expiredError)
 		if err != nil {
 			return err
 		}

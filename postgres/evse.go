@@ -283,7 +283,7 @@ func lockEVSE(ctx context.Context, tx pgx.Tx, uid int64) (chargenet.EVSE, error)
 // then their locations in id order, so that writers through other replicas queue on them,
 // and rewrites the stored JSON of what it changed.
 func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch, actor string, now time.Time) (*chargenet.EVSE, error) {
-	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Actor: actor, Now: stamp(now)}
+	op := &groupcommit.Op{UID: uid, ConnectorID: connectorID, Patch: patch, IfMatch: ifMatch, Actor: actor, Now: chargenet.Stamp(now)}
 	if err := s.submit(ctx, op); err != nil {
 		return nil, s.wrap("update connector", err)
 	}

@@ -223,7 +223,7 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, loca
 				return false, err
 			}
 			uids[i], versions[i], statuses[i], docs[i] = e.UID, e.Version, string(e.Status), string(doc)
-			statusAt[i], updated[i] = nullTime(e.StatusReportedAt), stamp(e.LastUpdated)
+			statusAt[i], updated[i] = nullTime(e.StatusReportedAt), chargenet.Stamp(e.LastUpdated)
 			for id, f := range ch.Connectors {
 				if conn := e.Connector(id); conn != nil {
 					c.add(e.UID, conn, f)
@@ -245,7 +245,7 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, loca
 				t.Rollback()
 				return false, err
 			}
-			ids[i], versions[i], updated[i], docs[i], uids[i] = l.ID, l.Version, stamp(l.LastUpdated), string(doc), uidsText(docUIDs)
+			ids[i], versions[i], updated[i], docs[i], uids[i] = l.ID, l.Version, chargenet.Stamp(l.LastUpdated), string(doc), uidsText(docUIDs)
 		}
 		b.Queue(groupLocationWrite, ids, versions, updated, docs, uids)
 	}
@@ -258,7 +258,7 @@ func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, loca
 		subjects := make([]string, n)
 		ats := make([]time.Time, n)
 		for i, ev := range events {
-			ids[i], types[i], ats[i], data[i], tps[i], actors[i] = ev.ID, ev.Type, stamp(ev.Time), string(ev.Data), ev.TraceParent, ev.Actor
+			ids[i], types[i], ats[i], data[i], tps[i], actors[i] = ev.ID, ev.Type, chargenet.Stamp(ev.Time), string(ev.Data), ev.TraceParent, ev.Actor
 			subjects[i] = chargenet.EventSubject(&ev)
 		}
 		b.Queue(groupEventsInsert, ids, types, ats, data, tps, actors)

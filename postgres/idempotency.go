@@ -30,7 +30,7 @@ const (
 )
 
 // expiry returns the bound at or before which an answer kept is expired at now.
-func expiry(now time.Time) time.Time { return stamp(now.Add(-chargenet.IdempotencyTTL)) }
+func expiry(now time.Time) time.Time { return chargenet.Stamp(now.Add(-chargenet.IdempotencyTTL)) }
 
 // claimKey reserves idem's key for the caller's transaction tx, as kept at now: it
 // inserts the key's row, or takes over the row of an expired answer. It does nothing
@@ -44,7 +44,7 @@ func claimKey(ctx context.Context, tx pgx.Tx, idem *chargenet.Idempotency, now t
 	if idem == nil {
 		return nil
 	}
-	tag, err := tx.Exec(ctx, claimKeyQuery, idem.Owner, idem.Key, idem.Fingerprint[:], stamp(now), expiry(now))
+	tag, err := tx.Exec(ctx, claimKeyQuery, idem.Owner, idem.Key, idem.Fingerprint[:], chargenet.Stamp(now), expiry(now))
 	if err != nil {
 		return err
 	}

@@ -133,7 +133,7 @@ func copyInventory(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) err
 				l := inv.Locations[i]
 				l.EvseUIDs = uids[l.ID]
 				slices.Sort(l.EvseUIDs)
-				l.LastUpdated, l.Version = stamp(l.LastUpdated), 1
+				l.LastUpdated, l.Version = chargenet.Stamp(l.LastUpdated), 1
 				if t := newest[l.ID]; t.After(l.LastUpdated) {
 					l.LastUpdated = t
 				}
@@ -194,10 +194,10 @@ func copyInventory(ctx context.Context, tx pgx.Tx, inv *chargenet.Inventory) err
 			}
 			var deleted pgtype.Timestamptz
 			if c.DeletedAt != nil {
-				deleted = pgtype.Timestamptz{Time: stamp(*c.DeletedAt), Valid: true}
+				deleted = pgtype.Timestamptz{Time: chargenet.Stamp(*c.DeletedAt), Valid: true}
 			}
 			return []any{e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType),
-				c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted, stamp(e.LastUpdated)}, nil
+				c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted, chargenet.Stamp(e.LastUpdated)}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("copying connectors: %w", err)
@@ -213,14 +213,14 @@ func nullText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != 
 func importedEVSE(e *chargenet.EVSE) chargenet.EVSE {
 	out := *e
 	out.Version = 1
-	out.LastUpdated = stamp(e.LastUpdated)
+	out.LastUpdated = chargenet.Stamp(e.LastUpdated)
 	out.Connectors = slices.Clone(e.Connectors)
 	slices.SortFunc(out.Connectors, func(a, b chargenet.Connector) int { return cmp.Compare(a.ID, b.ID) })
 	for i := range out.Connectors {
 		c := &out.Connectors[i]
 		c.LastUpdated = out.LastUpdated
 		if c.DeletedAt != nil {
-			t := stamp(*c.DeletedAt)
+			t := chargenet.Stamp(*c.DeletedAt)
 			c.DeletedAt = &t
 		}
 	}

@@ -47,7 +47,7 @@ func writeConnectors(ctx context.Context, tx pgx.Tx, e *chargenet.EVSE) error {
 		}
 		var deleted pgtype.Timestamptz
 		if c.DeletedAt != nil {
-			deleted = pgtype.Timestamptz{Time: stamp(*c.DeletedAt), Valid: true}
+			deleted = pgtype.Timestamptz{Time: chargenet.Stamp(*c.DeletedAt), Valid: true}
 		}
 		b.Queue(upsertConnectorQuery, e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType),
 			c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted, nullTime(c.LastUpdated))
@@ -57,14 +57,14 @@ func writeConnectors(ctx context.Context, tx pgx.Tx, e *chargenet.EVSE) error {
 
 // stampEVSE sets e's times as they are stored: UTC, to the microsecond.
 func stampEVSE(e *chargenet.EVSE) {
-	e.LastUpdated = stamp(e.LastUpdated)
+	e.LastUpdated = chargenet.Stamp(e.LastUpdated)
 	for i := range e.Connectors {
 		c := &e.Connectors[i]
 		if !c.LastUpdated.IsZero() {
-			c.LastUpdated = stamp(c.LastUpdated)
+			c.LastUpdated = chargenet.Stamp(c.LastUpdated)
 		}
 		if d := c.DeletedAt; d != nil {
-			t := stamp(*d)
+			t := chargenet.Stamp(*d)
 			c.DeletedAt = &t
 		}
 	}
@@ -118,7 +118,7 @@ func writeLocationTouch(ctx context.Context, tx pgx.Tx, l *chargenet.Location) e
 		return err
 	}
 	_, err = tx.Exec(ctx, `UPDATE locations SET version = $2, last_updated = $3, doc = $4, doc_uids = $5 WHERE id = $1`,
-		l.ID, l.Version, stamp(l.LastUpdated), string(doc), uids)
+		l.ID, l.Version, chargenet.Stamp(l.LastUpdated), string(doc), uids)
 	return err
 }
 
@@ -152,7 +152,7 @@ func storeLocationDoc(ctx context.Context, tx pgx.Tx, l *chargenet.Location) err
 // replicas get distinct UIDs; the location is locked after the EVSE (see touchLocations).
 func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	start := time.Now()
-	now = stamp(now)
+	now = chargenet.Stamp(now)
 	out := *e
 	out.Connectors = slices.Clone(e.Connectors)
 	stampEVSE(&out)
@@ -214,7 +214,7 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 // A change that leaves the Version as it was rolls back and returns the EVSE as read.
 func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error) {
 	start := time.Now()
-	now = stamp(now)
+	now = chargenet.Stamp(now)
 	var e chargenet.EVSE
 	var queued bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -316,7 +316,7 @@ func lockLocation(ctx context.Context, tx pgx.Tx, id string) (l chargenet.Locati
 // second is a replacement.
 func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor string, now time.Time) (*chargenet.Location, bool, error) {
 	start := time.Now()
-	now = stamp(now)
+	now = chargenet.Stamp(now)
 	var out chargenet.Location
 	var created, queued bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -394,7 +394,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor st
 // database cannot be reached. Nothing is written when an error is returned.
 func (s *Store) DeleteLocation(ctx context.Context, id, actor string, now time.Time) (*chargenet.Location, error) {
 	start := time.Now()
-	now = stamp(now)
+	now = chargenet.Stamp(now)
 	var out chargenet.Location
 	var queued bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

@@ -107,7 +107,7 @@ func (s *Store) CreatePartner(ctx context.Context, p *chargenet.Partner) error {
 	_, err = s.pool.Exec(ctx, `INSERT INTO partners (id, name, registration_hash, token_hash, registered, token, `+
 		`versions_url, endpoints, roles, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11)`,
 		p.ID, p.Name, hashArg(p.RegistrationHash), hashArg(p.TokenHash), p.Registered, p.Token, p.VersionsURL, endpoints, roles,
-		stamp(p.CreatedAt), stamp(p.UpdatedAt))
+		chargenet.Stamp(p.CreatedAt), chargenet.Stamp(p.UpdatedAt))
 	switch uniqueViolation(err) {
 	case "":
 		return s.wrap("create partner", err)
@@ -211,7 +211,7 @@ func (s *Store) SetPartnerCredentials(ctx context.Context, id string, held [sha2
 		}
 		_, err = tx.Exec(ctx, `UPDATE partners SET registration_hash = NULL, token_hash = $1, registered = true, `+
 			`token = $2, versions_url = $3, endpoints = $4::jsonb, roles = $5::jsonb, updated_at = $6 WHERE id = $7`,
-			token[:], c.Token, c.VersionsURL, endpoints, roles, stamp(now), id)
+			token[:], c.Token, c.VersionsURL, endpoints, roles, chargenet.Stamp(now), id)
 		if uniqueViolation(err) != "" {
 			return chargenet.Errorf(chargenet.ErrConflict, chargenet.CodeConflict, "token", "the new token of OCPI partner %q is taken", p.Name)
 		}
@@ -235,12 +235,12 @@ func setReceiver(ctx context.Context, tx pgx.Tx, id, url string, now time.Time) 
 		_, err := tx.Exec(ctx, `DELETE FROM webhooks WHERE id = $1 AND partner_id = $1`, id)
 		return err
 	}
-	tag, err := tx.Exec(ctx, `UPDATE webhooks SET url = $2, updated_at = $3 WHERE id = $1 AND partner_id = $1`, id, url, stamp(now))
+	tag, err := tx.Exec(ctx, `UPDATE webhooks SET url = $2, updated_at = $3 WHERE id = $1 AND partner_id = $1`, id, url, chargenet.Stamp(now))
 	if err != nil || tag.RowsAffected() > 0 {
 		return err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO webhooks (`+webhookColumns+`) `+
-		`VALUES ($1, '', $2, $3, true, '', '', '', NULL, $4, $4, $1)`, id, url, "OCPI Locations receiver", stamp(now)); err != nil {
+		`VALUES ($1, '', $2, $3, true, '', '', '', NULL, $4, $4, $1)`, id, url, "OCPI Locations receiver", chargenet.Stamp(now)); err != nil {
 		return err
 	}
 	subs := make([]chargenet.Subscription, len(chargenet.PushEventTypes))

@@ -92,11 +92,11 @@ func boundConds(from, to time.Time) ([]string, []any) {
 	var conds []string
 	var args []any
 	if !from.IsZero() {
-		args = append(args, stamp(from))
+		args = append(args, chargenet.Stamp(from))
 		conds = append(conds, `last_updated >= $`+strconv.Itoa(len(args)))
 	}
 	if !to.IsZero() {
-		args = append(args, stamp(to))
+		args = append(args, chargenet.Stamp(to))
 		conds = append(conds, `last_updated < $`+strconv.Itoa(len(args)))
 	}
 	return conds, args
@@ -133,7 +133,7 @@ func pageQuery(seek chargenet.UpdateSeek) (string, []any) {
 	conds, args := boundConds(seek.From, seek.To)
 	offset := seek.Offset
 	if seek.HasAfter {
-		args = append(args, stamp(seek.After.LastUpdated), seek.After.ID)
+		args = append(args, chargenet.Stamp(seek.After.LastUpdated), seek.After.ID)
 		conds = append(conds, `(last_updated, id) > ($`+strconv.Itoa(len(args)-1)+`, $`+strconv.Itoa(len(args))+`)`)
 		offset = 0
 	}

@@ -61,12 +61,9 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// stamp returns t as stored: UTC, to the microsecond.
-func stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
-
 // nullTime returns t as a nullable timestamptz, NULL when t is zero.
 func nullTime(t time.Time) pgtype.Timestamptz {
-	return pgtype.Timestamptz{Time: stamp(t), Valid: !t.IsZero()}
+	return pgtype.Timestamptz{Time: chargenet.Stamp(t), Valid: !t.IsZero()}
 }
 
 func webhookNotFound(id string) error {
@@ -83,7 +80,7 @@ func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (qu
 		return false, err
 	}
 	for _, ev := range events {
-		at := stamp(ev.Time)
+		at := chargenet.Stamp(ev.Time)
 		tp := ev.TraceParent
 		if tp == "" {
 			tp = chargenet.TraceParent(ctx)
@@ -220,7 +217,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w *chargenet.Webhook, idem *c
 		tag, err := tx.Exec(ctx, `INSERT INTO webhooks (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) `+
 			`ON CONFLICT (id) DO NOTHING`,
 			w.ID, w.Owner, w.URL, w.Description, w.Enabled, w.DisabledReason, w.Secret, w.PreviousSecret,
-			nullTime(w.PreviousSecretUntil), stamp(w.CreatedAt), stamp(w.UpdatedAt), pgtype.Text{String: w.Partner, Valid: w.Partner != ""})
+			nullTime(w.PreviousSecretUntil), chargenet.Stamp(w.CreatedAt), chargenet.Stamp(w.UpdatedAt), pgtype.Text{String: w.Partner, Valid: w.Partner != ""})
 		if err != nil {
 			return err
 		}
@@ -298,7 +295,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, owner, id string, patch charg
 			return err
 		}
 		updated := patch.Apply(*w)
-		updated.UpdatedAt = stamp(now)
+		updated.UpdatedAt = chargenet.Stamp(now)
 		if _, err := tx.Exec(ctx, `UPDATE webhooks SET url = $1, description = $2, enabled = $3, disabled_reason = $4, `+
 			`updated_at = $5 WHERE id = $6`, updated.URL, updated.Description, updated.Enabled, updated.DisabledReason,
 			updated.UpdatedAt, id); err != nil {
@@ -331,7 +328,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, owner, id, secret strin
 	var out *chargenet.Webhook
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE webhooks SET previous_secret = secret, previous_secret_until = $1, secret = $2, `+
-			`updated_at = $3 WHERE id = $4 AND owner = $5`, stamp(now.Add(chargenet.SecretOverlap)), secret, stamp(now), id, owner)
+			`updated_at = $3 WHERE id = $4 AND owner = $5`, chargenet.Stamp(now.Add(chargenet.SecretOverlap)), secret, chargenet.Stamp(now), id, owner)
 		if err != nil {
 			return err
 		}
@@ -428,7 +425,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, limit int, l
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, claimQuery, stamp(now.Add(lease)), stamp(now), limit)
+	rows, err := s.pool.Query(ctx, claimQuery, chargenet.Stamp(now.Add(lease)), chargenet.Stamp(now), limit)
 	if err != nil {
 		return nil, s.wrap("claim deliveries", err)
 	}
@@ -491,17 +488,17 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 	status := pgtype.Int4{Int32: int32(a.HTTPStatus), Valid: a.HTTPStatus != 0}
 	var next pgtype.Timestamptz
 	if a.NextAttemptAt != nil {
-		next = pgtype.Timestamptz{Time: stamp(*a.NextAttemptAt), Valid: true}
+		next = pgtype.Timestamptz{Time: chargenet.Stamp(*a.NextAttemptAt), Valid: true}
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO delivery_attempts (webhook_id, event_id, event_type, attempt, attempted_at, `+
 		`outcome, http_status, error, duration_ms, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		d.Webhook.ID, d.Event.ID, d.Event.Type, a.Attempt, stamp(a.AttemptedAt), a.Outcome, status, a.Error,
+		d.Webhook.ID, d.Event.ID, d.Event.Type, a.Attempt, chargenet.Stamp(a.AttemptedAt), a.Outcome, status, a.Error,
 		a.Duration.Milliseconds(), next); err != nil {
 		return err
 	}
 	if a.Outcome == chargenet.OutcomeGone {
 		if _, err := tx.Exec(ctx, `UPDATE webhooks SET enabled = false, disabled_reason = $1, updated_at = $2 WHERE id = $3`,
-			"the receiver answered 410 Gone at "+a.AttemptedAt.UTC().Format(time.RFC3339), stamp(a.AttemptedAt), d.Webhook.ID); err != nil {
+			"the receiver answered 410 Gone at "+a.AttemptedAt.UTC().Format(time.RFC3339), chargenet.Stamp(a.AttemptedAt), d.Webhook.ID); err != nil {
 			return err
 		}
 	}
@@ -511,7 +508,7 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 		// rewrite of its whole backlog (a long transaction would hold back the change
 		// lists and the event log of every replica).
 		if _, err := tx.Exec(ctx, `UPDATE outbox SET next_attempt_at = $1 WHERE webhook_id = $2 AND next_attempt_at < $1 `+
-			`AND id <> $3 AND (leased_until IS NULL OR leased_until <= $4)`, next, d.Webhook.ID, d.ID, stamp(a.AttemptedAt)); err != nil {
+			`AND id <> $3 AND (leased_until IS NULL OR leased_until <= $4)`, next, d.Webhook.ID, d.ID, chargenet.Stamp(a.AttemptedAt)); err != nil {
 			return err
 		}
 	}
@@ -529,8 +526,8 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 // box's EVSE rows in uid order, so that notifications of one box queue across replicas.
 func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, actor string, now time.Time) (*chargenet.StatusResult, error) {
 	note := *n
-	note.Timestamp = stamp(n.Timestamp)
-	op := &groupcommit.Op{Note: &note, Actor: actor, Now: stamp(now)}
+	note.Timestamp = chargenet.Stamp(n.Timestamp)
+	op := &groupcommit.Op{Note: &note, Actor: actor, Now: chargenet.Stamp(now)}
 	if err := s.submit(ctx, op); err != nil {
 		return nil, s.wrap("apply status notification", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
@@ -30,7 +29,7 @@ func (s *Server) PutLocation(ctx context.Context, req gen.PutLocationRequestObje
 			return nil, err
 		}
 	}
-	stored, created, err := s.store.PutLocation(ctx, &l, actor(ctx), s.now().UTC().Truncate(time.Microsecond))
+	stored, created, err := s.store.PutLocation(ctx, &l, actor(ctx), chargenet.Stamp(s.now()))
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +42,7 @@ func (s *Server) PutLocation(ctx context.Context, req gen.PutLocationRequestObje
 
 // DeleteLocation answers DELETE /v1/locations/{id}.
 func (s *Server) DeleteLocation(ctx context.Context, req gen.DeleteLocationRequestObject) (gen.DeleteLocationResponseObject, error) {
-	l, err := s.store.DeleteLocation(ctx, req.Id, actor(ctx), s.now().UTC().Truncate(time.Microsecond))
+	l, err := s.store.DeleteLocation(ctx, req.Id, actor(ctx), chargenet.Stamp(s.now()))
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +54,7 @@ func (s *Server) CreateEvse(ctx context.Context, req gen.CreateEvseRequestObject
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
-	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
+	now := chargenet.Stamp(s.now()) // as every store keeps times
 	e := evseFromCreate(req.Body)
 	if err := e.PrepareNew(now); err != nil {
 		return nil, err
@@ -87,7 +86,7 @@ func (s *Server) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject
 		st := chargenet.EvseStatus(*req.Body.Status)
 		patch.Status = &st
 	}
-	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
+	now := chargenet.Stamp(s.now()) // as every store keeps times
 	var before chargenet.EvseStatus
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		before = e.Status
@@ -108,7 +107,7 @@ func (s *Server) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject
 
 // RemoveEvse answers DELETE /v2/evses/{uid}: the EVSE becomes REMOVED.
 func (s *Server) RemoveEvse(ctx context.Context, req gen.RemoveEvseRequestObject) (gen.RemoveEvseResponseObject, error) {
-	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
+	now := chargenet.Stamp(s.now()) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.Remove(deref(req.Params.IfMatch), now)
 	}, nil, actor(ctx), now)
@@ -129,7 +128,7 @@ func (s *Server) CreateConnector(ctx context.Context, req gen.CreateConnectorReq
 		r := createdConnector(created.(*chargenet.EVSE))
 		return keptAnswer(http.StatusCreated, r.Body, map[string]string{"ETag": *r.Headers.ETag})
 	})
-	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
+	now := chargenet.Stamp(s.now()) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.AddConnector(c, deref(req.Params.IfMatch), now)
 	}, idem, actor(ctx), now)
@@ -146,7 +145,7 @@ func createdConnector(e *chargenet.EVSE) gen.CreateConnector201JSONResponse {
 
 // DeleteConnector answers DELETE /v2/evses/{uid}/connectors/{connectorId}.
 func (s *Server) DeleteConnector(ctx context.Context, req gen.DeleteConnectorRequestObject) (gen.DeleteConnectorResponseObject, error) {
-	now := s.now().UTC().Truncate(time.Microsecond) // as every store keeps times
+	now := chargenet.Stamp(s.now()) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.DeleteConnector(req.ConnectorId, deref(req.Params.IfMatch), now)
 	}, nil, actor(ctx), now)

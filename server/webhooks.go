@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
@@ -68,7 +67,7 @@ func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequest
 	// the microsecond, subscriptions in type order. (Reading it back instead could lose
 	// the only answer that shows the secret after the webhook was created.)
 	slices.SortFunc(subs, func(a, b chargenet.Subscription) int { return strings.Compare(a.Type, b.Type) })
-	now := s.now().UTC().Truncate(time.Microsecond)
+	now := chargenet.Stamp(s.now())
 	w := &chargenet.Webhook{ID: chargenet.NewID("wh_", now), Owner: owner(ctx), URL: req.Body.Url, Description: deref(req.Body.Description),
 		Subscriptions: subs, Enabled: true, Secret: chargenet.NewWebhookSecret(), CreatedAt: now, UpdatedAt: now}
 	location := "/emsp/v1/webhooks/" + w.ID
@@ -168,7 +167,7 @@ func (s *Server) IngestStatusNotification(ctx context.Context, req gen.IngestSta
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
-	now := s.now().UTC()
+	now := chargenet.Stamp(s.now())
 	n := &chargenet.StatusNotification{ChargeboxID: req.ChargeboxId, ConnectorID: req.Body.ConnectorId,
 		Status: string(req.Body.Status), ErrorCode: chargenet.ErrorCode(req.Body.ErrorCode), Info: deref(req.Body.Info),
 		VendorErrorCode: deref(req.Body.VendorErrorCode), Timestamp: now}

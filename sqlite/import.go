@@ -61,7 +61,7 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 			return wrap(op, ctx.Err())
 		}
 		l := &inv.Locations[i]
-		updated := l.LastUpdated.UTC().Truncate(chargenet.Precision)
+		updated := chargenet.Stamp(l.LastUpdated)
 		if t := newest[l.ID]; t.After(updated) {
 			updated = t
 		}
@@ -84,7 +84,7 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 		}
 		e := &inv.EVSEs[i]
 		locID := sql.NullString{String: e.LocationID, Valid: e.LocationID != ""}
-		updated := formatTime(e.LastUpdated.UTC().Truncate(chargenet.Precision))
+		updated := formatTime(chargenet.Stamp(e.LastUpdated))
 		_, err := insEVSE.ExecContext(rowCtx, e.UID, e.EvseID, e.ChargeboxID, locID, string(e.Status), updated)
 		if err != nil {
 			switch constraintCode(err) {
@@ -113,7 +113,7 @@ func (s *Store) Import(ctx context.Context, inv *chargenet.Inventory) error {
 				vendor = sql.NullString{String: c.Error.VendorErrorCode, Valid: c.Error.VendorErrorCode != ""}
 			}
 			if c.DeletedAt != nil {
-				deleted = sql.NullString{String: formatTime(c.DeletedAt.Truncate(chargenet.Precision)), Valid: true}
+				deleted = sql.NullString{String: formatTime(chargenet.Stamp(*c.DeletedAt)), Valid: true}
 			}
 			if _, err := insConn.ExecContext(rowCtx, e.UID, c.ID, string(c.Standard), string(c.Format), string(c.PowerType),
 				c.MaxElectricPower, c.MaxAmperage, c.MaxVoltage, tariffs, code, info, vendor, deleted, updated); err != nil {

@@ -259,7 +259,7 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor st
 			return err
 		}
 		next := *l
-		next.LastUpdated, next.Version, next.DeletedAt, next.EvseUIDs = now.UTC().Truncate(chargenet.Precision), 1, nil, []int64{}
+		next.LastUpdated, next.Version, next.DeletedAt, next.EvseUIDs = chargenet.Stamp(now), 1, nil, []int64{}
 		typ := chargenet.EventLocationCreated
 		switch {
 		case old == nil:

@@ -22,7 +22,7 @@ func BenchCreateEVSE(b *testing.B, s chargenet.Store) {
 			e := chargenet.EVSE{EvseID: fmt.Sprintf("DE*CNT*E%d", 100000+i), ChargeboxID: 900, LocationID: "LOC-0001",
 				Connectors: []chargenet.Connector{{ID: 1, Standard: chargenet.StandardIEC62196T2, Format: chargenet.FormatSocket,
 					PowerType: chargenet.PowerAC3Phase, MaxElectricPower: 22, MaxAmperage: 32, MaxVoltage: 400}}}
-			now := time.Now().UTC().Truncate(time.Microsecond)
+			now := chargenet.Stamp(time.Now())
 			if err := e.PrepareNew(now); err != nil {
 				b.Fatal(err)
 			}
@@ -43,7 +43,7 @@ func BenchCreateEVSE(b *testing.B, s chargenet.Store) {
 // subscribes to the event, so each change also queues a delivery.
 func BenchUpdateConnector(b *testing.B, s chargenet.Store, subscribed bool) {
 	if subscribed {
-		w := NewWebhook("bench", time.Now().UTC().Truncate(time.Microsecond), chargenet.EventConnectorUpdated)
+		w := NewWebhook("bench", chargenet.Stamp(time.Now()), chargenet.EventConnectorUpdated)
 		if err := s.CreateWebhook(context.Background(), &w, nil); err != nil {
 			b.Fatal(err)
 		}

@@ -22,7 +22,7 @@ func chargeboxStore(t *testing.T, open Opener) (chargenet.Store, chargenet.Charg
 }
 
 // at is a time every store keeps exactly (microseconds, UTC).
-func at(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+func at(t time.Time) time.Time { return chargenet.Stamp(t) }
 
 func testChargeboxes(t *testing.T, open Opener) {
 	t.Run("Register", func(t *testing.T) { testRegisterChargebox(t, open) })

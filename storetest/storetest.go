@@ -283,6 +283,6 @@ func mixedID(i int) string {
 
 // now returns the current time in UTC at microsecond precision, which every backend
 // stores exactly.
-func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+func now() time.Time { return chargenet.Stamp(time.Now()) }
 
 func ptr[T any](v T) *T { return &v }
