@@ -71,6 +71,18 @@ type AvailabilityRequest struct {
 	AnsweredAt  *time.Time
 }
 
+// PendingRequests returns the requests of asked the box has not answered yet
+// (AnswerPending), in their order; empty, not nil, when there is none.
+func PendingRequests(asked []AvailabilityRequest) []AvailabilityRequest {
+	out := []AvailabilityRequest{}
+	for _, a := range asked {
+		if a.Answer == AnswerPending {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // ChargeboxService is the persistence of charge boxes that connect over OCPP. Both
 // stores implement it. Unlike the network's write methods, its methods take no actor:
 // every event they record (a connection, its end, EVSEs turning UNKNOWN) is the box's,

@@ -178,6 +178,35 @@ func TestOwedAvailability(t *testing.T) {
 	}
 }
 
+// TestPendingRequests keeps the unanswered requests, in their order, and answers empty,
+// not nil, when there is none.
+func TestPendingRequests(t *testing.T) {
+	req := func(uid int64, answer string) chargenet.AvailabilityRequest {
+		return chargenet.AvailabilityRequest{EVSEUID: uid, ChargeboxID: 1, State: chargenet.Inoperative, Answer: answer}
+	}
+	for _, tc := range []struct {
+		name  string
+		asked []chargenet.AvailabilityRequest
+		want  []int64 // uids
+	}{
+		{"none asked", nil, []int64{}},
+		{"all answered", []chargenet.AvailabilityRequest{req(7, chargenet.AnswerAccepted), req(9, chargenet.AnswerRejected)}, []int64{}},
+		{"pending ones in order", []chargenet.AvailabilityRequest{req(9, chargenet.AnswerPending), req(7, chargenet.AnswerAccepted),
+			req(3, chargenet.AnswerPending)}, []int64{9, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := chargenet.PendingRequests(tc.asked)
+			require.NotNil(t, got)
+			uids := []int64{}
+			for _, a := range got {
+				assert.Equal(t, chargenet.AnswerPending, a.Answer)
+				uids = append(uids, a.EVSEUID)
+			}
+			assert.Equal(t, tc.want, uids)
+		})
+	}
+}
+
 // TestDisconnect turns the EVSEs in service UNKNOWN and leaves the operator's alone.
 func TestDisconnect(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)

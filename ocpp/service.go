@@ -540,13 +540,7 @@ func (s *Service) check(c *conn, owed bool) {
 		}
 	}
 	if owed {
-		var pending []chargenet.AvailabilityRequest
-		for _, a := range box.Availability {
-			if a.Answer == chargenet.AnswerPending {
-				pending = append(pending, a)
-			}
-		}
-		s.deliver(c, pending)
+		s.deliver(c, chargenet.PendingRequests(box.Availability))
 	}
 }
 

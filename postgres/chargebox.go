@@ -555,7 +555,7 @@ func (s *Store) OweAvailability(ctx context.Context, id int64, now time.Time) ([
 		return nil, s.wrap("owe availability", err)
 	}
 	if len(owed) == 0 {
-		return pendingOf(asked), nil
+		return chargenet.PendingRequests(asked), nil
 	}
 	err = s.chargeboxTx(ctx, "owe_availability", func(tx pgx.Tx, _ func(...chargenet.Event) error) error {
 		if _, err := lockChargebox(ctx, tx, id); err != nil {
@@ -581,18 +581,7 @@ func (s *Store) OweAvailability(ctx context.Context, id int64, now time.Time) ([
 	if err != nil {
 		return nil, err
 	}
-	return pendingOf(asked), nil
-}
-
-// pendingOf returns the pending requests of asked, in its order.
-func pendingOf(asked []chargenet.AvailabilityRequest) []chargenet.AvailabilityRequest {
-	out := []chargenet.AvailabilityRequest{}
-	for _, a := range asked {
-		if a.Answer == chargenet.AnswerPending {
-			out = append(out, a)
-		}
-	}
-	return out
+	return chargenet.PendingRequests(asked), nil
 }
 
 // PendingAvailability returns every pending request of the registered boxes, by box and

@@ -489,7 +489,7 @@ func (s *Store) OweAvailability(ctx context.Context, id int64, now time.Time) ([
 		return nil, wrap("owe availability", err)
 	}
 	if len(owed) == 0 {
-		return pendingOf(asked), nil
+		return chargenet.PendingRequests(asked), nil
 	}
 	err = s.inventoryTx(ctx, "owe availability", func(tx *sql.Tx, _ func(...chargenet.Event) error) error {
 		if owed, asked, err = owes(tx); err != nil {
@@ -509,18 +509,7 @@ func (s *Store) OweAvailability(ctx context.Context, id int64, now time.Time) ([
 	if err != nil {
 		return nil, err
 	}
-	return pendingOf(asked), nil
-}
-
-// pendingOf returns the pending requests of asked, in its order.
-func pendingOf(asked []chargenet.AvailabilityRequest) []chargenet.AvailabilityRequest {
-	out := []chargenet.AvailabilityRequest{}
-	for _, a := range asked {
-		if a.Answer == chargenet.AnswerPending {
-			out = append(out, a)
-		}
-	}
-	return out
+	return chargenet.PendingRequests(asked), nil
 }
 
 // PendingAvailability returns every pending request of the registered boxes, by box and

@@ -14,8 +14,6 @@ package groupcommit
 import (
 	"context"
 	"errors"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -443,28 +441,24 @@ func newGroup(l *Loaded) *group {
 	return g
 }
 
-// touchLocations touches, once each, the locations of the EVSEs whose version the group
-// changed, with the newest LastUpdated of those EVSEs, and returns them in ascending ID.
-// A location missing from locations (an EVSE at none) is skipped.
+// touchLocations touches the locations of the EVSEs whose version the group changed
+// (chargenet.ChangedLocations) and returns them in ascending ID. A location missing from
+// locations is skipped.
 func (g *group) touchLocations(locations map[string]*chargenet.Location) []*chargenet.Location {
-	newest := map[string]time.Time{}
+	moved := make([]*chargenet.EVSE, 0, len(g.order))
 	for _, ch := range g.order {
-		e := ch.e
-		if e.LocationID == "" || e.Version == g.loaded[e.UID] {
-			continue
-		}
-		if t, ok := newest[e.LocationID]; !ok || e.LastUpdated.After(t) {
-			newest[e.LocationID] = e.LastUpdated
+		if ch.e.Version != g.loaded[ch.e.UID] {
+			moved = append(moved, ch.e)
 		}
 	}
-	out := make([]*chargenet.Location, 0, len(newest))
-	for id, t := range newest {
+	ids, newest := chargenet.ChangedLocations(moved)
+	out := make([]*chargenet.Location, 0, len(ids))
+	for _, id := range ids {
 		if l := locations[id]; l != nil {
-			l.Touch(t)
+			l.Touch(newest[id])
 			out = append(out, l)
 		}
 	}
-	slices.SortFunc(out, func(a, b *chargenet.Location) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 
