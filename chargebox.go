@@ -131,10 +131,10 @@ type ChargeboxService interface {
 	ChargeboxEpoch(ctx context.Context) (int64, error)
 }
 
-// ChargeboxSignals is implemented by stores shared by several servers (PostgreSQL): f
-// is called with a box's id whenever another server registered, revoked or connected it,
-// or recorded availability it owes, so that the server holding its connection acts at
-// once.
+// ChargeboxSignals is the source of a store's charge box signals (Hooks, given to the
+// store when it was opened): f is called with a box's id whenever another server
+// registered, revoked or connected it, or recorded availability it owes, so that the
+// server holding its connection acts at once (Hooks.OnChargeboxSignal).
 type ChargeboxSignals interface {
 	OnChargeboxSignal(f func(id int64))
 }

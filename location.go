@@ -153,10 +153,10 @@ type SiteReader interface {
 	CountSites(ctx context.Context, from, to time.Time) (int, error)
 }
 
-// ReadMemo is implemented by a store that can keep the answer of a read for as long
-// as nothing changed the locations or the EVSEs: Memo returns the value read kept
-// under key, or calls read and keeps what it returns (size is its cost in bytes
-// against the store's read cache bound). A store without such a cache calls read every
+// ReadMemo keeps the answer of a read for as long as nothing changed the locations or
+// the EVSEs: Memo returns the value read kept under key, or calls read and keeps what
+// it returns (size is its cost in bytes against the store's read cache bound). A store
+// without such a cache (PostgreSQL, an in-memory SQLite database) calls read every
 // time. Errors are read's; nothing is kept then.
 type ReadMemo interface {
 	Memo(ctx context.Context, key string, read func(ctx context.Context) (value any, size int, err error)) (any, error)

@@ -3,7 +3,6 @@ package chargenet
 import (
 	"context"
 	"crypto/sha256"
-	"sync/atomic"
 	"time"
 )
 
@@ -36,10 +35,8 @@ type Store interface {
 	PartnerService
 	IdempotencyService
 	ChargeboxService
-	EventAnnouncer
-	CommitReporter
-	CommitWaiter
 	Inspector
+	ReadMemo
 
 	// Import inserts the inventory in one transaction: all of it or, on any error, none.
 	// Its EVSEs and locations get Version 1, their connectors their EVSE's LastUpdated,
@@ -246,32 +243,6 @@ type IdempotentAnswer struct {
 // answer that has not expired: another request with the key committed first.
 func IdempotencyKeyInUse(key string) error {
 	return Errorf(ErrConflict, CodeIdempotencyKeyInUse, "Idempotency-Key", "Idempotency-Key %q is used by another request", key)
-}
-
-// EventAnnouncer announces the deliveries a store queues: after every commit that
-// queued at least one webhook delivery (a PATCH or a status notification with a
-// subscriber), the store calls the function set with OnEvents, so that a dispatcher in
-// the same process delivers at once instead of at its next poll. A change without a
-// subscriber announces nothing.
-type EventAnnouncer interface {
-	OnEvents(f func())
-}
-
-// Announcer implements EventAnnouncer for a store that embeds it: the store calls
-// Announce after a commit that queued deliveries. The zero value announces to nobody.
-// Safe for concurrent use.
-type Announcer struct {
-	f atomic.Pointer[func()]
-}
-
-// OnEvents sets the function Announce calls; nil removes it.
-func (a *Announcer) OnEvents(f func()) { a.f.Store(&f) }
-
-// Announce calls the function set with OnEvents, if any.
-func (a *Announcer) Announce() {
-	if f := a.f.Load(); f != nil && *f != nil {
-		(*f)()
-	}
 }
 
 // LocationDoc is a location's ID and its contract JSON.

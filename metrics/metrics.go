@@ -178,7 +178,7 @@ func (m *Metrics) Refused(code string) {
 }
 
 // Commit records a store transaction of kind op that took d and carried writes
-// callers' writes; it has the signature of chargenet.CommitReporter's function.
+// callers' writes: the function to set with the store's chargenet.Hooks.OnCommit.
 func (m *Metrics) Commit(op string, d time.Duration, writes int) {
 	if m == nil {
 		return
@@ -227,26 +227,41 @@ func (m *Metrics) StatusNotification(result string) {
 	}
 }
 
-// ObserveStore registers the collectors of what store reports on itself: its commits,
-// its outbox (read at each scrape within timeout), and, where the store has them, its
-// read cache (chargenet.ReadCacheStats) and its connection pool
-// (chargenet.PoolReporter).
-func (m *Metrics) ObserveStore(store chargenet.Store, timeout time.Duration) {
+// Outbox is what ObserveStore reads of a store at each scrape.
+type Outbox interface {
+	// OutboxStats counts the pending webhook deliveries and OCPI pushes, and the
+	// disabled webhooks (chargenet.Inspector).
+	OutboxStats(ctx context.Context) (chargenet.OutboxStats, error)
+}
+
+// ObserveStore registers the collectors of the store's outbox, read at each scrape
+// within timeout. (Its commits are recorded by Commit, set as its hook.)
+func (m *Metrics) ObserveStore(store Outbox, timeout time.Duration) {
+	if m != nil {
+		m.reg.MustRegister(&outboxCollector{store: store, timeout: timeout, now: time.Now})
+	}
+}
+
+// ObserveReadCache registers the counters of a store's read cache: stats returns how
+// many reads it answered and how many it sent to the database so far (the SQLite
+// store's ReadCacheStats).
+func (m *Metrics) ObserveReadCache(stats func() (hits, misses uint64)) {
 	if m == nil {
 		return
 	}
-	store.OnCommit(m.Commit)
-	if c, ok := store.(chargenet.ReadCacheStats); ok {
-		m.reg.MustRegister(
-			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: "store_read_cache_hits_total",
-				Help: "Reads answered from the SQLite read cache."}, func() float64 { h, _ := c.ReadCacheStats(); return float64(h) }),
-			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: "store_read_cache_misses_total",
-				Help: "Reads the SQLite read cache sent to the database."}, func() float64 { _, x := c.ReadCacheStats(); return float64(x) }))
+	m.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: "store_read_cache_hits_total",
+			Help: "Reads answered from the SQLite read cache."}, func() float64 { h, _ := stats(); return float64(h) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: "store_read_cache_misses_total",
+			Help: "Reads the SQLite read cache sent to the database."}, func() float64 { _, x := stats(); return float64(x) }))
+}
+
+// ObservePool registers the collector of a store's connection pool: stats returns a
+// snapshot of it (the PostgreSQL store's PoolStats).
+func (m *Metrics) ObservePool(stats func() chargenet.PoolStats) {
+	if m != nil {
+		m.reg.MustRegister(poolCollector{stats})
 	}
-	if p, ok := store.(chargenet.PoolReporter); ok {
-		m.reg.MustRegister(poolCollector{p})
-	}
-	m.reg.MustRegister(&outboxCollector{store: store, timeout: timeout, now: time.Now})
 }
 
 var (
@@ -263,7 +278,7 @@ var (
 )
 
 // poolCollector reads the pool's statistics at each scrape.
-type poolCollector struct{ p chargenet.PoolReporter }
+type poolCollector struct{ stats func() chargenet.PoolStats }
 
 func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- poolMax
@@ -274,7 +289,7 @@ func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
-	s := c.p.PoolStats()
+	s := c.stats()
 	ch <- prometheus.MustNewConstMetric(poolMax, prometheus.GaugeValue, float64(s.Max))
 	ch <- prometheus.MustNewConstMetric(poolTotal, prometheus.GaugeValue, float64(s.Acquired), "acquired")
 	ch <- prometheus.MustNewConstMetric(poolTotal, prometheus.GaugeValue, float64(s.Idle), "idle")
@@ -301,7 +316,7 @@ var (
 
 // outboxCollector reads the outbox at each scrape.
 type outboxCollector struct {
-	store   chargenet.Inspector
+	store   Outbox
 	timeout time.Duration
 	now     func() time.Time
 }

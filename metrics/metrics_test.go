@@ -16,20 +16,16 @@ import (
 
 // fakeStore reports on itself as set.
 type fakeStore struct {
-	chargenet.Store
-	hook     chargenet.CommitHook
 	stats    chargenet.OutboxStats
 	statsErr error
 	pool     chargenet.PoolStats
 }
 
-func (s *fakeStore) OnCommit(f func(op string, d time.Duration, writes int)) { s.hook.OnCommit(f) }
 func (s *fakeStore) OutboxStats(context.Context) (chargenet.OutboxStats, error) {
 	return s.stats, s.statsErr
 }
-func (s *fakeStore) MigrationHead(context.Context) (string, string, error) { return "a", "a", nil }
-func (s *fakeStore) ReadCacheStats() (uint64, uint64)                      { return 7, 3 }
-func (s *fakeStore) PoolStats() chargenet.PoolStats                        { return s.pool }
+func (s *fakeStore) ReadCacheStats() (uint64, uint64) { return 7, 3 }
+func (s *fakeStore) PoolStats() chargenet.PoolStats   { return s.pool }
 
 func TestObserveStore(t *testing.T) {
 	s := &fakeStore{
@@ -38,8 +34,12 @@ func TestObserveStore(t *testing.T) {
 	}
 	m := metrics.New()
 	m.ObserveStore(s, time.Second)
-	s.hook.Committed("update_connector", time.Now().Add(-time.Millisecond), 5)
-	s.hook.Committed("update_connector", time.Now(), 1)
+	m.ObserveReadCache(s.ReadCacheStats)
+	m.ObservePool(s.PoolStats)
+	hooks := new(chargenet.Hooks)
+	hooks.OnCommit(m.Commit)
+	hooks.Committed("update_connector", time.Now().Add(-time.Millisecond), 5)
+	hooks.Committed("update_connector", time.Now(), 1)
 
 	expected := `
 # HELP chargenet_db_pool_connections Connections of the PostgreSQL pool, by state (acquired, idle, constructing).
@@ -108,6 +108,8 @@ func TestNilMetrics(t *testing.T) {
 		m.OCPIPush(chargenet.OutcomeSucceeded, time.Second)
 		m.StatusNotification(metrics.NotificationApplied)
 		m.ObserveStore(&fakeStore{}, time.Second)
+		m.ObserveReadCache(nil)
+		m.ObservePool(nil)
 		m.ObserveReadiness(nil, time.Second)
 		op := m.Operation("x")
 		op.Begin()

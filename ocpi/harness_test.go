@@ -28,16 +28,16 @@ const apiKey = "ocpi-test-key-0123456789"
 // CHARGENET_TEST_POSTGRES names a cluster.
 var backends = []struct {
 	name string
-	open func(t *testing.T) chargenet.Store
+	open func(t *testing.T, hooks *chargenet.Hooks) chargenet.Store
 }{
-	{"sqlite", func(t *testing.T) chargenet.Store {
-		s, err := sqlite.Open(t.Context(), sqlitetest.NewFile(t))
+	{"sqlite", func(t *testing.T, hooks *chargenet.Hooks) chargenet.Store {
+		s, err := sqlite.Open(t.Context(), sqlitetest.NewFile(t), sqlite.WithHooks(hooks))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	}},
-	{"postgres", func(t *testing.T) chargenet.Store {
-		s, err := postgres.Open(t.Context(), proctest.PostgresDatabase(t), postgres.Options{MaxConns: 8})
+	{"postgres", func(t *testing.T, hooks *chargenet.Hooks) chargenet.Store {
+		s, err := postgres.Open(t.Context(), proctest.PostgresDatabase(t), postgres.Options{MaxConns: 8, Hooks: hooks})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		return s
@@ -48,9 +48,10 @@ var backends = []struct {
 func forEachBackend(t *testing.T, test func(t *testing.T, cn *chargenetUnderTest)) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			s := b.open(t)
+			hooks := new(chargenet.Hooks)
+			s := b.open(t, hooks)
 			require.NoError(t, s.Import(t.Context(), chargenet.DemoInventory(time.Now().Add(-time.Hour))))
-			test(t, start(t, s))
+			test(t, start(t, s, hooks))
 		})
 	}
 }
@@ -69,8 +70,9 @@ type chargenetUnderTest struct {
 var retrySchedule = []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond,
 	time.Second, time.Second, time.Second, time.Second, time.Second, time.Second}
 
-// start serves store on a loopback port: OCPI as NL CNE, pushes allowed to loopback.
-func start(t *testing.T, store chargenet.Store) *chargenetUnderTest {
+// start serves store, opened with hooks, on a loopback port: OCPI as NL CNE, pushes
+// allowed to loopback.
+func start(t *testing.T, store chargenet.Store, hooks *chargenet.Hooks) *chargenetUnderTest {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
@@ -89,7 +91,7 @@ func start(t *testing.T, store chargenet.Store) *chargenetUnderTest {
 	srv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	store.OnEvents(d.Notify)
+	hooks.OnEvents(d.Notify)
 	go func() { defer close(done); d.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done; srv.Close() })
 

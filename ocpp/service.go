@@ -66,6 +66,10 @@ type Config struct {
 	TLS *tls.Config
 	// Store takes the status notifications, and keeps registrations and connections.
 	Store Store
+	// Signals, when set, tells of the boxes another server registered, revoked or
+	// connected, or recorded availability for (the store's chargenet.Hooks): the box is
+	// acted on at once rather than at the next sweep.
+	Signals chargenet.ChargeboxSignals
 	// Heartbeat is the interval a BootNotification is answered with.
 	Heartbeat time.Duration
 	// OfflineAfter closes a connection from which nothing came for that long; its EVSEs
@@ -202,8 +206,8 @@ func (s *Service) Serve() error {
 	go func() { defer s.loops.Done(); s.every(s.seenFlush(), s.expire) }()
 	go func() { defer s.loops.Done(); s.watchEpoch(epoch) }()
 	go func() { defer s.loops.Done(); s.every(pendingSweep, s.sendPending) }()
-	if sig, ok := s.cfg.Store.(chargenet.ChargeboxSignals); ok {
-		sig.OnChargeboxSignal(s.signalled)
+	if s.cfg.Signals != nil {
+		s.cfg.Signals.OnChargeboxSignal(s.signalled)
 	}
 	ln := s.ln
 	if s.cfg.TLS != nil {

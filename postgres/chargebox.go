@@ -13,14 +13,10 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-var (
-	_ chargenet.ChargeboxService = (*Store)(nil)
-	_ chargenet.ChargeboxSignals = (*Store)(nil)
-)
-
 // chargeboxesChannel is notified, with a box's id as payload, by every transaction that
 // registers, revokes or connects a box or records availability it owes: the replica
-// holding its connection acts on it (see OnChargeboxSignal).
+// holding its connection acts on it (chargenet.Hooks.OnChargeboxSignal; see
+// startListeners).
 const chargeboxesChannel = "chargenet_chargeboxes"
 
 const (
@@ -100,9 +96,9 @@ func (s *Store) chargeboxTx(ctx context.Context, op string, fn func(tx pgx.Tx, r
 	case err != nil:
 		return s.wrap(op, err)
 	}
-	s.Committed(op, start, 1)
+	s.hooks.Committed(op, start, 1)
 	if queued {
-		s.Announce()
+		s.hooks.Announce()
 	}
 	return nil
 }

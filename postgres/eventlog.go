@@ -149,7 +149,7 @@ func lockWebhook(ctx context.Context, tx pgx.Tx, owner, id, strength string) err
 
 // SendTestEvent stores ev and queues it, due now, for owner's webhook webhookID only,
 // in payload version chargenet.PingVersion, in one transaction that notifies the listening replicas, and
-// announces it (chargenet.Announcer). An ErrNotFound *chargenet.Error (Param
+// announces it (chargenet.Hooks.Announce). An ErrNotFound *chargenet.Error (Param
 // "webhookId") when owner has no such webhook; other errors are wrapped driver errors,
 // wrapping chargenet.ErrUnavailable if the database cannot be reached. Nothing is
 // written when an error is returned.
@@ -180,7 +180,7 @@ func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev c
 	if err != nil {
 		return s.wrap("send test event", err)
 	}
-	s.Announce()
+	s.hooks.Announce()
 	return nil
 }
 
@@ -230,7 +230,7 @@ func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r cha
 		return 0, s.wrap("replay events", err)
 	}
 	if n > 0 {
-		s.Announce()
+		s.hooks.Announce()
 	}
 	return int(n), nil
 }
@@ -270,7 +270,7 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 		return chargenet.Pruned{}, s.wrap("prune events", err)
 	}
 	if p != (chargenet.Pruned{}) {
-		s.Committed("prune_events", start, p.Events+p.Attempts+p.Expired)
+		s.hooks.Committed("prune_events", start, p.Events+p.Attempts+p.Expired)
 	}
 	return p, nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ListeningForTest reports whether the store's listener (see OnEvents) listens.
+// ListeningForTest reports whether the store's listener of deliveries (see startListeners) listens.
 func (s *Store) ListeningForTest() bool { return s.listening.Load() }
 
 // ExecForTest runs sql on a pooled connection.

@@ -103,10 +103,10 @@ const (
 // groupStore is the store as internal/groupcommit sees it.
 type groupStore struct{ s *Store }
 
-func (g groupStore) Announce() { g.s.Announce() }
+func (g groupStore) Announce() { g.s.hooks.Announce() }
 
 func (g groupStore) Committed(op string, start time.Time, writes int) {
-	g.s.Committed(op, start, writes)
+	g.s.hooks.Committed(op, start, writes)
 }
 
 // Begin acquires a connection and sends, in one round trip, BEGIN, the lock of the

@@ -10,12 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-var (
-	_ chargenet.Inspector      = (*Store)(nil)
-	_ chargenet.CommitReporter = (*Store)(nil)
-	_ chargenet.PoolReporter   = (*Store)(nil)
-)
-
 // OutboxStats counts the deliveries waiting for enabled webhooks and the pushes
 // waiting for partners, finds when the change behind the oldest of each was committed,
 // and counts the disabled webhooks, in one statement. Errors are wrapped driver errors,

@@ -201,9 +201,9 @@ func (s *Store) CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargen
 	if err != nil {
 		return nil, s.wrap("create evse", err)
 	}
-	s.Committed("create_evse", start, 1)
+	s.hooks.Committed("create_evse", start, 1)
 	if queued {
-		s.Announce()
+		s.hooks.Announce()
 	}
 	return &out, nil
 }
@@ -280,9 +280,9 @@ func (s *Store) ChangeEVSE(ctx context.Context, uid int64, change func(*chargene
 	if err != nil {
 		return nil, s.wrap("change evse", err)
 	}
-	s.Committed("change_evse", start, 1)
+	s.hooks.Committed("change_evse", start, 1)
 	if queued {
-		s.Announce()
+		s.hooks.Announce()
 	}
 	return &e, nil
 }
@@ -375,9 +375,9 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor st
 	if err != nil {
 		return nil, false, s.wrap("put location", err)
 	}
-	s.Committed("put_location", start, 1)
+	s.hooks.Committed("put_location", start, 1)
 	if queued {
-		s.Announce()
+		s.hooks.Announce()
 	}
 	return &out, created, nil
 }
@@ -441,9 +441,9 @@ func (s *Store) DeleteLocation(ctx context.Context, id, actor string, now time.T
 	if err != nil {
 		return nil, s.wrap("delete location", err)
 	}
-	s.Committed("delete_location", start, 1)
+	s.hooks.Committed("delete_location", start, 1)
 	if queued {
-		s.Announce()
+		s.hooks.Announce()
 	}
 	return &out, nil
 }

@@ -101,12 +101,16 @@ func TestCreateEVSEReplicas(t *testing.T) {
 
 // openReplicas opens two stores on one new, empty schema, as two replicas of the
 // service would, closed when tb ends.
-func openReplicas(tb testing.TB) [2]*postgres.Store {
+func openReplicas(tb testing.TB, hooks ...*chargenet.Hooks) [2]*postgres.Store {
 	tb.Helper()
 	u := NewSchemaURL(tb)
 	var stores [2]*postgres.Store
 	for i := range stores {
-		s, err := postgres.Open(tb.Context(), u, postgres.Options{MaxConns: 8})
+		opts := postgres.Options{MaxConns: 8}
+		if i < len(hooks) {
+			opts.Hooks = hooks[i]
+		}
+		s, err := postgres.Open(tb.Context(), u, opts)
 		require.NoError(tb, err)
 		tb.Cleanup(func() { _ = s.Close() })
 		stores[i] = s

@@ -22,53 +22,50 @@ const (
 	listenRetryMax = 10 * time.Second
 )
 
-// OnEvents sets the function the store calls (chargenet.EventAnnouncer) after each of
-// its commits that queued webhook deliveries and, from the first call with a non-nil f,
-// also on each notification of deliveriesChannel sent by another session: deliveries
-// that another replica queued on the database (the store's own commits announce
-// themselves; their notifications, recognised by the backend process id of the pool's
-// connections, are skipped). The notifications are received on a dedicated connection
-// (not one of the pool), which is opened again after any failure; once it listens again
-// after a failure, the store calls f once, for what was queued meanwhile. nil stops the
-// calls; the connection stays open until Close.
-func (s *Store) OnEvents(f func()) {
-	s.Announcer.OnEvents(f)
-	if f == nil {
-		return
-	}
-	s.listenOnce.Do(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		s.stopListen, s.listened = cancel, make(chan struct{})
-		go func() {
-			defer close(s.listened)
-			s.listen(ctx, deliveriesChannel, &s.listening, s.Announce, func(n *pgconn.Notification) {
-				if _, own := s.pids.Load(n.PID); !own {
-					s.Announce()
-				}
-			})
-		}()
-	})
-}
-
-// OnChargeboxSignal makes the store call f (chargenet.ChargeboxSignals) with the box id
-// of each notification of chargeboxesChannel, its own transactions' included, and with
-// 0 once it listens again after a failure (something may have been missed: check every
-// box). The notifications are received on a dedicated connection, opened again after
-// any failure, until Close. Only the first call's f is used.
-func (s *Store) OnChargeboxSignal(f func(id int64)) {
-	s.signalOnce.Do(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		s.stopSignals, s.signalled = cancel, make(chan struct{})
+// startListeners starts, each once its hook is wanted, the listeners of the store's
+// Hooks: deliveriesChannel once OnEvents has been given a function, chargeboxesChannel
+// once OnChargeboxSignal has. Close stops them.
+//
+// The listener of deliveriesChannel calls Hooks.Announce on each notification sent by
+// another session: deliveries that another replica queued on the database (the store's
+// own commits announce themselves; their notifications, recognised by the backend
+// process id of the pool's connections, are skipped). The listener of
+// chargeboxesChannel calls Hooks.Signal with the box id of each notification, its own
+// transactions' included. Each receives its notifications on a dedicated connection
+// (not one of the pool), opened again after any failure; once it listens again after a
+// failure, it announces once, or signals 0 (something may have been missed: check every
+// box), for what was sent meanwhile.
+func (s *Store) startListeners() {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopListen = cancel
+	s.listeners.Add(2)
+	go func() {
+		defer s.listeners.Done()
+		select {
+		case <-s.hooks.EventsWanted():
+		case <-ctx.Done():
+			return
+		}
+		s.listen(ctx, deliveriesChannel, &s.listening, s.hooks.Announce, func(n *pgconn.Notification) {
+			if _, own := s.pids.Load(n.PID); !own {
+				s.hooks.Announce()
+			}
+		})
+	}()
+	go func() {
+		defer s.listeners.Done()
+		select {
+		case <-s.hooks.SignalsWanted():
+		case <-ctx.Done():
+			return
+		}
 		var listening atomic.Bool
-		go func() {
-			defer close(s.signalled)
-			s.listen(ctx, chargeboxesChannel, &listening, func() { f(0) }, func(n *pgconn.Notification) {
-				if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
-					f(id)
-				}
-			})
-		}()
-	})
+		s.listen(ctx, chargeboxesChannel, &listening, func() { s.hooks.Signal(0) }, func(n *pgconn.Notification) {
+			if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
+				s.hooks.Signal(id)
+			}
+		})
+	}()
 }
 
 // listen receives the notifications of channel until ctx ends, reconnecting after

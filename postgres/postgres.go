@@ -91,6 +91,20 @@ type Options struct {
 	// HealthCheckPeriod is the interval of the pool's background check of idle
 	// connections. Default 1 minute.
 	HealthCheckPeriod time.Duration
+
+	// Hooks, when set, are called after each commit (Hooks.OnCommit), after each commit
+	// that queued a webhook delivery or an OCPI push and for those another replica
+	// queued (Hooks.OnEvents: see listen.go), and for the charge box signals of every
+	// replica (Hooks.OnChargeboxSignal). Nil calls nothing.
+	Hooks *chargenet.Hooks
+	// CommitWait makes a group of PATCHes and status notifications that arrive as a
+	// stream, each alone, wait up to CommitWait for more before it commits, so that
+	// several share one commit, and commit as soon as CommitWaitTarget of them are
+	// together (internal/groupcommit: Queue.SetWait); a client sending one change after
+	// another is not held. Default 0: a group never waits.
+	CommitWait time.Duration
+	// CommitWaitTarget is how many changes end a wait. Default groupWaitTarget (32).
+	CommitWaitTarget int
 }
 
 // apply writes the options into a parsed pool configuration.
@@ -151,9 +165,7 @@ func (o Options) apply(cfg *pgxpool.Config) error {
 // Store is a chargenet.Store over a PostgreSQL database. Create it with Open; it is safe
 // for concurrent use.
 type Store struct {
-	chargenet.Announcer // announces committed webhook deliveries (chargenet.EventAnnouncer)
-	// CommitHook reports its write transactions (chargenet.CommitReporter).
-	chargenet.CommitHook
+	hooks *chargenet.Hooks // told of commits, queued deliveries and signals (Options.Hooks)
 
 	pool  *pgxpool.Pool
 	group *groupcommit.Queue // PATCHes and status notifications, group-committed (see group.go)
@@ -162,23 +174,16 @@ type Store struct {
 	evseDocs     *readGroup[int64, storedEVSEDoc]
 	locationDocs *readGroup[chargenet.Seek[string], []chargenet.LocationDoc]
 
-	// The listener of deliveriesChannel (see OnEvents), started once.
-	listenOnce sync.Once
+	// The listeners of deliveriesChannel and chargeboxesChannel (see listen.go), each
+	// started once its hook is wanted.
 	stopListen context.CancelFunc
-	listened   chan struct{} // closed when the listener has returned
-	listening  atomic.Bool   // the listener's connection listens
-	pids       sync.Map      // uint32 backend process ids of the pool's connections
-	// The listener of chargeboxesChannel (see OnChargeboxSignal), started once.
-	signalOnce  sync.Once
-	stopSignals context.CancelFunc
-	signalled   chan struct{} // closed when that listener has returned
-	closeOnce   sync.Once
+	listeners  sync.WaitGroup
+	listening  atomic.Bool // the listener of deliveriesChannel listens
+	pids       sync.Map    // uint32 backend process ids of the pool's connections
+	closeOnce  sync.Once
 }
 
-var (
-	_ chargenet.Store          = (*Store)(nil)
-	_ chargenet.EventAnnouncer = (*Store)(nil)
-)
+var _ chargenet.Store = (*Store)(nil)
 
 // Open connects to the database at url (a postgres:// URL or a key=value connection
 // string), applies the pending migrations (see Migrate) and returns the store.
@@ -194,7 +199,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err := opts.apply(cfg); err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	s := &Store{}
+	s := &Store{hooks: opts.Hooks}
+	if s.hooks == nil {
+		s.hooks = new(chargenet.Hooks)
+	}
 	s.trackPIDs(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -209,36 +217,26 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{Writers: groupWriters, WaitTarget: groupWaitTarget, Retry: retryGroup,
+	target := opts.CommitWaitTarget
+	if target <= 0 {
+		target = groupWaitTarget
+	}
+	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{Writers: groupWriters, WaitTarget: target, Retry: retryGroup,
 		Timeout: DefaultStatementTimeout + 5*time.Second})
+	s.group.SetWait(opts.CommitWait)
 	s.evseDocs = startReadGroup(readLoops, s.fetchEVSEDocs)
 	s.locationDocs = startReadGroup(readLoops, s.fetchLocationDocs)
+	s.startListeners()
 	return s, nil
 }
-
-// SetCommitWait sets how long a group of PATCHes and status notifications that arrive as
-// a stream waits for more before it commits (internal/groupcommit: Queue.SetWait); 0,
-// the default, never waits.
-func (s *Store) SetCommitWait(d time.Duration) { s.group.SetWait(d) }
-
-// CommitWaitTarget returns how many changes end a wait (groupWaitTarget).
-func (s *Store) CommitWaitTarget() int { return s.group.WaitTarget() }
 
 // Close closes every connection, waiting for those in use to be released. Later calls
 // of the store's methods fail with chargenet.ErrUnavailable. Calling Close again does
 // nothing. It returns nil.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.listenOnce.Do(func() {}) // no listener starts after Close
-		if s.stopListen != nil {
-			s.stopListen()
-			<-s.listened
-		}
-		s.signalOnce.Do(func() {})
-		if s.stopSignals != nil {
-			s.stopSignals()
-			<-s.signalled
-		}
+		s.stopListen()
+		s.listeners.Wait()
 	})
 	s.group.Close()
 	s.evseDocs.close()

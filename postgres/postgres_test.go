@@ -166,8 +166,14 @@ func NewDatabaseURL(tb testing.TB) string {
 // dropped when tb ends. It skips tb when CHARGENET_TEST_POSTGRES is unset.
 func MustOpenDB(tb testing.TB) *postgres.Store {
 	tb.Helper()
+	return mustOpenWith(tb, postgres.Options{MaxConns: 8})
+}
+
+// mustOpenWith is MustOpenDB with opts.
+func mustOpenWith(tb testing.TB, opts postgres.Options) *postgres.Store {
+	tb.Helper()
 	u := NewSchemaURL(tb)
-	s, err := postgres.Open(tb.Context(), u, postgres.Options{MaxConns: 8})
+	s, err := postgres.Open(tb.Context(), u, opts)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = s.Close() })
 	return s
@@ -190,7 +196,9 @@ func mustOpenDemo(tb testing.TB) (*postgres.Store, *pgxpool.Pool) {
 
 func TestStore(t *testing.T) {
 	adminURL(t)
-	storetest.Run(t, func(t testing.TB) chargenet.Store { return MustOpenDB(t) })
+	storetest.Run(t, func(t testing.TB, o storetest.Options) chargenet.Store {
+		return mustOpenWith(t, postgres.Options{MaxConns: 8, Hooks: o.Hooks, CommitWait: o.CommitWait, CommitWaitTarget: o.CommitWaitTarget})
+	})
 }
 
 // migrationFiles returns the names of the embedded migrations, as the source tree has

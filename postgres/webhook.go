@@ -73,7 +73,7 @@ func webhookNotFound(id string) error {
 // recordEvents writes events to the log in the caller's transaction tx, each queued,
 // due at the event's time, for every webhook subscribed to its type. When it queued a
 // delivery it also notifies deliveriesChannel (delivered to the listening replicas
-// at commit) and reports it: the caller announces them (chargenet.Announcer) once the
+// at commit) and reports it: the caller announces them (chargenet.Hooks.Announce) once the
 // transaction is committed. Errors are the driver's, unwrapped.
 func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (queued bool, err error) {
 	if err := wire.EncodeEvents(events); err != nil {
@@ -470,7 +470,7 @@ func (s *Store) RecordAttempts(ctx context.Context, records ...chargenet.Attempt
 		return nil
 	})
 	if err == nil {
-		s.Committed("record_attempts", start, len(records))
+		s.hooks.Committed("record_attempts", start, len(records))
 	}
 	return s.wrap("record attempts", err)
 }

@@ -78,7 +78,8 @@ func TestClaimDeliveriesConcurrent(t *testing.T) {
 // the listener comes back after its connection is killed.
 func TestListenWakesOtherReplicas(t *testing.T) {
 	ctx := t.Context()
-	stores := openReplicas(t)
+	hooks := new(chargenet.Hooks)
+	stores := openReplicas(t, nil, hooks)
 	writer, dispatching := stores[0], stores[1]
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	require.NoError(t, writer.Import(ctx, chargenet.DemoInventory(now)))
@@ -86,7 +87,7 @@ func TestListenWakesOtherReplicas(t *testing.T) {
 	require.NoError(t, writer.CreateWebhook(ctx, &w, nil))
 
 	woken := make(chan struct{}, 64)
-	dispatching.OnEvents(func() {
+	hooks.OnEvents(func() {
 		select {
 		case woken <- struct{}{}:
 		default:

@@ -10,8 +10,6 @@ import (
 	"github.com/chargenet/chargenet"
 )
 
-var _ chargenet.ChargeboxService = (*Store)(nil)
-
 const (
 	chargeboxColumns = `id, identity, password_hash, created_at, session, protocol, connected_at, last_seen_at, ` +
 		`boot_vendor, boot_model, boot_serial, boot_firmware, booted_at`

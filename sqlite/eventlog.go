@@ -141,7 +141,7 @@ func ownedWebhook(ctx context.Context, tx *sql.Tx, owner, id string) error {
 }
 
 // SendTestEvent stores ev and queues it, due now, for owner's webhook webhookID only,
-// in payload version chargenet.PingVersion, in one transaction, and announces it (chargenet.Announcer).
+// in payload version chargenet.PingVersion, in one transaction, and announces it (chargenet.Hooks.Announce).
 // An ErrNotFound *chargenet.Error (Param "webhookId") when owner has no such webhook;
 // other errors are wrapped driver errors. Nothing is written when an error is returned.
 func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev chargenet.Event, now time.Time) error {
@@ -159,7 +159,7 @@ func (s *Store) SendTestEvent(ctx context.Context, owner, webhookID string, ev c
 	if err != nil {
 		return wrap("send test event", err)
 	}
-	s.Announce()
+	s.hooks.Announce()
 	return nil
 }
 
@@ -204,7 +204,7 @@ func (s *Store) ReplayEvents(ctx context.Context, owner, webhookID string, r cha
 		return 0, wrap("replay events", err)
 	}
 	if n > 0 {
-		s.Announce()
+		s.hooks.Announce()
 	}
 	return int(n), nil
 }
@@ -283,7 +283,7 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 		return chargenet.Pruned{}, wrap("prune events", err)
 	}
 	if p != (chargenet.Pruned{}) {
-		s.Committed("prune_events", start, p.Events+p.Attempts+p.Expired)
+		s.hooks.Committed("prune_events", start, p.Events+p.Attempts+p.Expired)
 	}
 	return p, nil
 }
@@ -346,7 +346,7 @@ var insertBatches = [...]int{64, 32, 16, 8, 4, 2, 1}
 
 // recordEvents writes events to the log in the caller's transaction, each queued for
 // every webhook subscribed to its type. It reports whether any was queued: the caller
-// announces them (chargenet.Announcer) once the transaction is committed.
+// announces them (chargenet.Hooks.Announce) once the transaction is committed.
 func (s *Store) recordEvents(ctx context.Context, tx *sql.Tx, events ...chargenet.Event) (queued bool, err error) {
 	if len(events) == 0 {
 		return false, nil

@@ -128,7 +128,7 @@ func (s *Store) RecordEventsForTest(ctx context.Context, events ...chargenet.Eve
 // OpenMemoryCopyForTest opens a store as Open(ctx, ":memory:") does, on a new in-memory
 // database that starts as a copy of the database file at src (SQLite's online backup)
 // rather than empty, so that Open finds the migrations src has applied.
-func OpenMemoryCopyForTest(ctx context.Context, src string) (*Store, error) {
+func OpenMemoryCopyForTest(ctx context.Context, src string, opts ...Option) (*Store, error) {
 	return open(ctx, ":memory:", func(ctx context.Context, db *sql.DB) error {
 		conn, err := db.Conn(ctx)
 		if err != nil {
@@ -150,7 +150,7 @@ func OpenMemoryCopyForTest(ctx context.Context, src string) (*Store, error) {
 			_, err = b.Step(-1)
 			return errors.Join(err, b.Finish())
 		})
-	})
+	}, opts)
 }
 
 // SerializeForTest returns the image of the store's database (sqlite3_serialize): for

@@ -166,10 +166,10 @@ func knownBox(known map[int64]*chargenet.EVSE, uids []int64) ([]chargenet.EVSE, 
 // groupStore is the store as internal/groupcommit sees it.
 type groupStore struct{ s *Store }
 
-func (g groupStore) Announce() { g.s.Announce() }
+func (g groupStore) Announce() { g.s.hooks.Announce() }
 
 func (g groupStore) Committed(op string, start time.Time, writes int) {
-	g.s.Committed(op, start, writes)
+	g.s.hooks.Committed(op, start, writes)
 }
 
 // Begin begins the group's transaction on the writer connection (BEGIN IMMEDIATE: it

@@ -11,12 +11,6 @@ import (
 	"github.com/chargenet/chargenet"
 )
 
-var (
-	_ chargenet.Inspector      = (*Store)(nil)
-	_ chargenet.CommitReporter = (*Store)(nil)
-	_ chargenet.ReadCacheStats = (*Store)(nil)
-)
-
 // OutboxStats counts the deliveries waiting for enabled webhooks and the pushes
 // waiting for partners, finds when the change behind the oldest of each was committed,
 // and counts the disabled webhooks, in one read snapshot. Errors are wrapped driver

@@ -144,9 +144,9 @@ func (s *Store) inventoryTx(ctx context.Context, op string, fn func(tx *sql.Tx, 
 	case err != nil:
 		return wrap(op, err)
 	}
-	s.Committed(strings.ReplaceAll(op, " ", "_"), start, 1)
+	s.hooks.Committed(strings.ReplaceAll(op, " ", "_"), start, 1)
 	if queued {
-		s.Announce()
+		s.hooks.Announce()
 	}
 	return nil
 }

@@ -46,9 +46,7 @@ const busyTimeout = 10 * time.Second
 // Store is a chargenet.Store over one SQLite database. Create it with Open; it is safe
 // for concurrent use.
 type Store struct {
-	chargenet.Announcer // announces committed webhook deliveries (chargenet.EventAnnouncer)
-	// CommitHook reports its write transactions (chargenet.CommitReporter).
-	chargenet.CommitHook
+	hooks *chargenet.Hooks // told of commits and queued deliveries (WithHooks)
 
 	write *sql.DB // one connection; every write goes through it
 	read  *sql.DB // query_only connections; the same *sql.DB as write for ":memory:"
@@ -93,28 +91,55 @@ type Store struct {
 	closeErr  error
 }
 
-var (
-	_ chargenet.Store          = (*Store)(nil)
-	_ chargenet.EventAnnouncer = (*Store)(nil)
-)
+var _ chargenet.Store = (*Store)(nil)
+
+// Option is an option of Open.
+type Option func(*options)
+
+type options struct {
+	hooks      *chargenet.Hooks
+	wait       time.Duration
+	waitTarget int
+}
+
+// WithHooks makes the store call the functions of hooks: after each commit
+// (Hooks.OnCommit), and after each commit that queued a webhook delivery or an OCPI
+// push (Hooks.OnEvents). Without it the store calls nothing.
+func WithHooks(hooks *chargenet.Hooks) Option { return func(o *options) { o.hooks = hooks } }
+
+// WithCommitWait makes a group of PATCHes and status notifications that arrive as a
+// stream, each alone, wait up to d for more before it commits, so that several share
+// one commit, and commit as soon as target of them are together (0: 8, the group
+// commit's default); a client sending one change after another is not held
+// (internal/groupcommit: Queue.SetWait). Without it, or with d 0, a group never waits.
+func WithCommitWait(d time.Duration, target int) Option {
+	return func(o *options) { o.wait, o.waitTarget = d, target }
+}
 
 // Open opens the database at path, creating the file and its parent directory if they
 // do not exist, applies the pending migrations (see Migrate) and prepares the store's
 // statements. path ":memory:" opens a new, private in-memory database that lives until
 // Close; it uses a single connection for reads and writes. Errors are wrapped driver or
 // file system errors; the store is closed again when Open fails.
-func Open(ctx context.Context, path string) (*Store, error) {
-	return open(ctx, path, nil)
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	return open(ctx, path, nil, opts)
 }
 
 // open is Open, with fill, if not nil, run on the write connection of a new in-memory
 // database before it is migrated: tests start their databases from a prepared copy
 // (export_test.go).
-func open(ctx context.Context, path string, fill func(context.Context, *sql.DB) error) (*Store, error) {
+func open(ctx context.Context, path string, fill func(context.Context, *sql.DB) error, opts []Option) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: open: empty database path")
 	}
-	s := &Store{}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.hooks == nil {
+		o.hooks = new(chargenet.Hooks)
+	}
+	s := &Store{hooks: o.hooks}
 	if path == ":memory:" {
 		// A uniquely named shared-cache memory database, reached through one
 		// connection that is never closed while the store is open: every statement
@@ -175,17 +200,11 @@ func open(ctx context.Context, path string, fill func(context.Context, *sql.DB) 
 			s.cache = newReadCache(probe, DefaultReadCacheSize, s.readChanges, s.encodeLocations)
 		}
 	}
-	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{MaxGroup: maxGroup, Timeout: busyTimeout + 5*time.Second})
+	s.group = groupcommit.Start(groupStore{s}, groupcommit.Config{MaxGroup: maxGroup, WaitTarget: o.waitTarget,
+		Timeout: busyTimeout + 5*time.Second})
+	s.group.SetWait(o.wait)
 	return s, nil
 }
-
-// SetCommitWait sets how long a group of PATCHes and status notifications that arrive as
-// a stream waits for more before it commits (internal/groupcommit: Queue.SetWait); 0,
-// the default, never waits.
-func (s *Store) SetCommitWait(d time.Duration) { s.group.SetWait(d) }
-
-// CommitWaitTarget returns how many changes end a wait: 8, the group commit's default.
-func (s *Store) CommitWaitTarget() int { return s.group.WaitTarget() }
 
 // SetReadCacheSize bounds the memory the store's read cache may hold, in bytes of
 // cached JSON (default DefaultReadCacheSize); 0 turns the cache off. It empties the

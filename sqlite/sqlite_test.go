@@ -30,7 +30,13 @@ import (
 // it when tb ends. The file starts as a copy of a migrated one (sqlitetest.NewFile).
 func MustOpenDB(tb testing.TB) *sqlite.Store {
 	tb.Helper()
-	return mustOpen(tb, sqlitetest.NewFile(tb))
+	return openDB(tb)
+}
+
+// openDB is MustOpenDB with opts.
+func openDB(tb testing.TB, opts ...sqlite.Option) *sqlite.Store {
+	tb.Helper()
+	return mustOpen(tb, sqlitetest.NewFile(tb), opts...)
 }
 
 // memoryImage is the image of an in-memory database that Open created and migrated,
@@ -46,6 +52,12 @@ var memoryImage struct {
 // The database starts as a copy of a migrated one.
 func MustOpenMemoryDB(tb testing.TB) *sqlite.Store {
 	tb.Helper()
+	return openMemoryDB(tb)
+}
+
+// openMemoryDB is MustOpenMemoryDB with opts.
+func openMemoryDB(tb testing.TB, opts ...sqlite.Option) *sqlite.Store {
+	tb.Helper()
 	memoryImage.once.Do(func() {
 		ctx := context.Background()
 		s, err := sqlite.Open(ctx, ":memory:")
@@ -59,15 +71,15 @@ func MustOpenMemoryDB(tb testing.TB) *sqlite.Store {
 	require.NoError(tb, memoryImage.err, "making the migrated in-memory database")
 	src := filepath.Join(tb.TempDir(), "migrated.db")
 	require.NoError(tb, os.WriteFile(src, memoryImage.image, 0o600))
-	s, err := sqlite.OpenMemoryCopyForTest(context.Background(), src)
+	s, err := sqlite.OpenMemoryCopyForTest(context.Background(), src, opts...)
 	require.NoError(tb, err)
 	closeWhenDone(tb, s, ":memory:")
 	return s
 }
 
-func mustOpen(tb testing.TB, path string) *sqlite.Store {
+func mustOpen(tb testing.TB, path string, opts ...sqlite.Option) *sqlite.Store {
 	tb.Helper()
-	s, err := sqlite.Open(context.Background(), path)
+	s, err := sqlite.Open(context.Background(), path, opts...)
 	require.NoError(tb, err)
 	closeWhenDone(tb, s, path)
 	return s
@@ -153,12 +165,17 @@ func describeDB(t *testing.T, s *sqlite.Store) dbDescription {
 func TestStore(t *testing.T) {
 	t.Run("file", func(t *testing.T) {
 		t.Parallel()
-		storetest.Run(t, func(t testing.TB) chargenet.Store { return MustOpenDB(t) })
+		storetest.Run(t, func(t testing.TB, o storetest.Options) chargenet.Store { return openDB(t, options(o)...) })
 	})
 	t.Run("memory", func(t *testing.T) {
 		t.Parallel()
-		storetest.Run(t, func(t testing.TB) chargenet.Store { return MustOpenMemoryDB(t) })
+		storetest.Run(t, func(t testing.TB, o storetest.Options) chargenet.Store { return openMemoryDB(t, options(o)...) })
 	})
+}
+
+// options returns the options of Open that o asks for.
+func options(o storetest.Options) []sqlite.Option {
+	return []sqlite.Option{sqlite.WithHooks(o.Hooks), sqlite.WithCommitWait(o.CommitWait, o.CommitWaitTarget)}
 }
 
 func TestMigrations(t *testing.T) {

@@ -368,7 +368,7 @@ func (s *Store) RecordAttempts(ctx context.Context, records ...chargenet.Attempt
 		return nil
 	})
 	if err == nil {
-		s.Committed("record_attempts", start, len(records))
+		s.hooks.Committed("record_attempts", start, len(records))
 	}
 	return wrap("record attempts", err)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func testAPIKeys(t *testing.T, open Opener) {
-	s := open(t)
+	s := open(t, Options{})
 	ctx := t.Context()
 	created := now().Add(-time.Hour)
 	partner := chargenet.APIKey{Name: "partner-1", Hash: chargenet.HashAPIKey("secret-1"), Scopes: []string{chargenet.ScopePartner}, CreatedAt: created}
@@ -81,7 +81,7 @@ func testAPIKeys(t *testing.T, open Opener) {
 // expiry and rate limit as created, the list of keys, rotation with its overlap, and
 // the recorded last use.
 func testAPIKeyLifecycle(t *testing.T, open Opener) {
-	s := open(t)
+	s := open(t, Options{})
 	ctx := t.Context()
 	created := now().Add(-time.Hour)
 	expires := created.Add(90 * 24 * time.Hour)
@@ -199,7 +199,7 @@ func testAPIKeyLifecycle(t *testing.T, open Opener) {
 }
 
 func testSetting(t *testing.T, open Opener) {
-	s := open(t)
+	s := open(t, Options{})
 	ctx := t.Context()
 	steps := []struct{ name, value, want string }{
 		{"cursor-secret", "first", "first"},
@@ -220,7 +220,7 @@ func testSetting(t *testing.T, open Opener) {
 // same, first stored, value.
 func testSettingConcurrent(t *testing.T, open Opener) {
 	const callers = 16
-	s := open(t)
+	s := open(t, Options{})
 	ctx := t.Context()
 	start := make(chan struct{})
 	got := make([]string, callers)
@@ -247,7 +247,7 @@ func testSettingConcurrent(t *testing.T, open Opener) {
 }
 
 func testPing(t *testing.T, open Opener) {
-	s := open(t)
+	s := open(t, Options{})
 	require.NoError(t, s.Ping(t.Context()))
 	require.NoError(t, s.Close())
 	err := s.Ping(t.Context())

@@ -285,7 +285,8 @@ func testEventLogNoMiss(t *testing.T, open Opener) {
 // latest version of webhook.ping (PingVersion), and announced, and never for another
 // webhook or owner.
 func testSendTestEvent(t *testing.T, open Opener) {
-	s, _ := demoStore(t, open)
+	hooks := new(chargenet.Hooks)
+	s, _ := demoStoreWith(t, open, Options{Hooks: hooks})
 	ctx := t.Context()
 	start := now()
 	a := NewWebhook("p", start, chargenet.EventStatusChanged)
@@ -295,8 +296,8 @@ func testSendTestEvent(t *testing.T, open Opener) {
 		require.NoError(t, s.CreateWebhook(ctx, w, nil))
 	}
 	var announced atomic.Int64
-	s.OnEvents(func() { announced.Add(1) })
-	defer s.OnEvents(nil)
+	hooks.OnEvents(func() { announced.Add(1) })
+	defer hooks.OnEvents(nil)
 	ping := chargenet.NewPingEvent(a.ID, a.URL, start)
 	require.NoError(t, s.SendTestEvent(ctx, "p", a.ID, ping, start))
 	assert.GreaterOrEqual(t, announced.Load(), int64(1), "announced before it returns")

@@ -11,7 +11,7 @@ import (
 
 // testImport imports the demo inventory into an empty store and reads it back whole.
 func testImport(t *testing.T, open Opener) {
-	s := open(t)
+	s := open(t, Options{})
 	ctx := t.Context()
 	require.NoError(t, s.Import(ctx, &chargenet.Inventory{}), "an empty inventory")
 	assert.Equal(t, snapshot{Locations: []chargenet.Location{}, EVSEs: []chargenet.EVSE{}}, takeSnapshot(t, s))
@@ -26,7 +26,7 @@ func testImport(t *testing.T, open Opener) {
 
 // testImportRoundTrip imports records at the edges of the model and reads them back.
 func testImportRoundTrip(t *testing.T, open Opener) {
-	s := open(t)
+	s := open(t, Options{})
 	ctx := t.Context()
 	ts := time.Date(2026, 3, 29, 1, 30, 0, 123456000, time.FixedZone("CEST", 2*3600))
 	deleted := ts.Add(-time.Hour)

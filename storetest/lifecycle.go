@@ -289,11 +289,12 @@ func location(t testing.TB, s chargenet.Store, id string) *chargenet.Location {
 }
 
 func testCreateEVSE(t *testing.T, open Opener) {
-	s, _ := demoStore(t, open)
+	hooks := new(chargenet.Hooks)
+	s, _ := demoStoreWith(t, open, Options{Hooks: hooks})
 	ctx := t.Context()
 	subscribeAll(t, s)
 	var announced atomic.Int64
-	s.OnEvents(func() { announced.Add(1) })
+	hooks.OnEvents(func() { announced.Add(1) })
 
 	tests := []struct {
 		name   string

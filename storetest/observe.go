@@ -13,13 +13,14 @@ import (
 )
 
 // testObserve checks what a store reports on itself: every commit of an update and of a
-// status notification (chargenet.CommitReporter), the outbox's backlog and disabled
+// status notification (chargenet.Hooks.OnCommit), the outbox's backlog and disabled
 // webhooks, its migration head (chargenet.Inspector), and the traceparent an event keeps
 // from the context of the change that caused it.
 func testObserve(t *testing.T, open Opener) {
-	s, _ := demoStore(t, open)
+	hooks := new(chargenet.Hooks)
+	s, _ := demoStoreWith(t, open, Options{Hooks: hooks})
 	ctx := t.Context()
-	insp, cr := s, s
+	insp := s
 
 	known, applied, err := insp.MigrationHead(ctx)
 	require.NoError(t, err)
@@ -32,13 +33,13 @@ func testObserve(t *testing.T, open Opener) {
 
 	var mu sync.Mutex
 	commits := map[string]int{}
-	cr.OnCommit(func(op string, d time.Duration, writes int) {
+	hooks.OnCommit(func(op string, d time.Duration, writes int) {
 		mu.Lock()
 		defer mu.Unlock()
 		assert.Positive(t, d)
 		commits[op] += writes
 	})
-	t.Cleanup(func() { cr.OnCommit(nil) })
+	t.Cleanup(func() { hooks.OnCommit(nil) })
 
 	w := NewWebhook("p", now(), chargenet.EventConnectorUpdated)
 	require.NoError(t, s.CreateWebhook(ctx, &w, nil))
@@ -82,25 +83,26 @@ func testObserve(t *testing.T, open Opener) {
 	assert.Equal(t, 1, commits["status_notification"])
 }
 
-// testCommitWait checks a store's commit wait (chargenet.CommitWaiter): after a quiet
-// spell a PATCH commits at once; a PATCH that follows it within the wait waits for
-// more, and the CommitWaitTarget-1 that come next share its commit.
+// testCommitWait checks a store's commit wait (Options.CommitWait and
+// CommitWaitTarget): after a quiet spell a PATCH commits at once; a PATCH that follows
+// it within the wait waits for more, and the CommitWaitTarget-1 that come next share
+// its commit.
 func testCommitWait(t *testing.T, open Opener) {
-	s, _ := demoStore(t, open)
+	const (
+		wait   = 10 * time.Second // far longer than the changes take to join: target ends it
+		target = 6
+	)
+	hooks := new(chargenet.Hooks)
+	s, _ := demoStoreWith(t, open, Options{Hooks: hooks, CommitWait: wait, CommitWaitTarget: target})
 	ctx := t.Context()
-	cw, cr := s, s
 	var mu sync.Mutex
 	var writes []int
-	cr.OnCommit(func(op string, _ time.Duration, n int) {
+	hooks.OnCommit(func(op string, _ time.Duration, n int) {
 		mu.Lock()
 		defer mu.Unlock()
 		writes = append(writes, n)
 	})
-	t.Cleanup(func() { cr.OnCommit(nil) })
-	const wait = 10 * time.Second // far longer than the changes take to join: target ends it
-	cw.SetCommitWait(wait)
-	target := cw.CommitWaitTarget()
-	require.GreaterOrEqual(t, target, 2)
+	t.Cleanup(func() { hooks.OnCommit(nil) })
 	patch := func(power float64) error {
 		_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: ptr(power)}, "", "", now())
 		return err

@@ -53,7 +53,7 @@ func pagedInventory(n int) *chargenet.Inventory {
 func testPagination(t *testing.T, open Opener) {
 	for _, n := range []int{0, 1, 25, 26, 100, 1000} {
 		t.Run(fmt.Sprintf("%d items", n), func(t *testing.T) {
-			s := open(t)
+			s := open(t, Options{})
 			inv := pagedInventory(n)
 			require.NoError(t, s.Import(t.Context(), inv))
 			// Small pages over many items add time, not coverage.
@@ -134,7 +134,7 @@ func walkForward[T any, K int64 | string](t *testing.T, l list[T, K], limit, max
 // in the middle of a walk: the items that were there before are still seen exactly
 // once and in order, items inserted ahead are seen, items inserted behind are not.
 func testPaginationInsertDuringWalk(t *testing.T, open Opener) {
-	s := open(t)
+	s := open(t, Options{})
 	ctx := t.Context()
 	ts := now()
 	inv := &chargenet.Inventory{}

@@ -162,7 +162,7 @@ func testListSeek(t *testing.T, open Opener) {
 	}
 
 	t.Run("empty store", func(t *testing.T) {
-		empty := open(t)
+		empty := open(t, Options{})
 		for _, backward := range []bool{false, true} {
 			e, err := empty.ListEVSEs(ctx, chargenet.Seek[int64]{Backward: backward, Limit: 10})
 			require.NoError(t, err)

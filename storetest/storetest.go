@@ -3,7 +3,7 @@
 // behind it:
 //
 //	func TestStore(t *testing.T) {
-//		storetest.Run(t, func(t testing.TB) chargenet.Store { return MustOpenDB(t) })
+//		storetest.Run(t, func(t testing.TB, o storetest.Options) chargenet.Store { return MustOpenDB(t, o) })
 //	}
 //
 // Besides the Store documentation, the suite pins down what that documentation leaves
@@ -34,14 +34,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Opener returns a new, empty, migrated store, isolated from every other store it
-// returns, and arranges for it to be closed when t ends. Close must tolerate a second
-// call: one test closes the store itself.
-type Opener = func(t testing.TB) chargenet.Store
+// Options are what a store is opened with that the suite checks: the options of
+// sqlite.Open and postgres.Open.
+type Options struct {
+	// Hooks are the store's hooks (sqlite.WithHooks, postgres.Options.Hooks); nil: none.
+	Hooks *chargenet.Hooks
+	// CommitWait and CommitWaitTarget are the commit wait (sqlite.WithCommitWait,
+	// postgres.Options.CommitWait and CommitWaitTarget); zero: none, and the store's
+	// default target.
+	CommitWait       time.Duration
+	CommitWaitTarget int
+}
+
+// Opener returns a new, empty, migrated store opened with o, isolated from every other
+// store it returns, and arranges for it to be closed when t ends. Close must tolerate a
+// second call: one test closes the store itself.
+type Opener = func(t testing.TB, o Options) chargenet.Store
 
 // Run runs the conformance suite against the stores open returns, one or more per
 // subtest.
-func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
+func Run(t *testing.T, open Opener) {
 	t.Run("EVSE", func(t *testing.T) { testEVSE(t, open) })
 	t.Run("Location", func(t *testing.T) { testLocation(t, open) })
 	t.Run("ListSeek", func(t *testing.T) { testListSeek(t, open) })
@@ -109,7 +121,13 @@ func Run(t *testing.T, open func(t testing.TB) chargenet.Store) {
 // store holds it (see asImported).
 func demoStore(t testing.TB, open Opener) (chargenet.Store, *chargenet.Inventory) {
 	t.Helper()
-	s := open(t)
+	return demoStoreWith(t, open, Options{})
+}
+
+// demoStoreWith is demoStore with a store opened with o.
+func demoStoreWith(t testing.TB, open Opener, o Options) (chargenet.Store, *chargenet.Inventory) {
+	t.Helper()
+	s := open(t, o)
 	inv := chargenet.DemoInventory(time.Now())
 	require.NoError(t, s.Import(t.Context(), inv))
 	return s, asImported(chargenet.DemoInventory(inv.Locations[0].LastUpdated))

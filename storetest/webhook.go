@@ -28,7 +28,7 @@ func NewWebhook(owner string, created time.Time, types ...string) chargenet.Webh
 }
 
 func testWebhooks(t *testing.T, open Opener) {
-	s := open(t)
+	s := open(t, Options{})
 	ctx := t.Context()
 	created := now().Add(-time.Hour)
 	a := NewWebhook("partner-a", created, chargenet.EventConnectorUpdated, chargenet.EventStatusChanged)
@@ -446,15 +446,15 @@ func testStatusNotification(t *testing.T, open Opener) {
 	})
 }
 
-// testAnnounce checks chargenet.EventAnnouncer: the store calls the function once per
+// testAnnounce checks chargenet.Hooks.OnEvents: the store calls the function once per
 // commit that queued deliveries, before the change returns, and never for a change
 // without a subscriber or a refused one.
 func testAnnounce(t *testing.T, open Opener) {
-	s, _ := demoStore(t, open)
+	hooks := new(chargenet.Hooks)
+	s, _ := demoStoreWith(t, open, Options{Hooks: hooks})
 	ctx := t.Context()
-	a := s
 	var n atomic.Int64
-	a.OnEvents(func() { n.Add(1) })
+	hooks.OnEvents(func() { n.Add(1) })
 	patch := func(power float64) error {
 		_, err := s.UpdateConnector(ctx, 1002, 1, chargenet.ConnectorPatch{MaxElectricPower: &power}, "", "", now())
 		return err

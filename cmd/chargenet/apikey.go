@@ -136,7 +136,7 @@ func apikey(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := f.check(cmd, now); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	store, err := openStore(ctx, cfg)
+	store, err := openStore(ctx, cfg, nil, 0)
 	if err != nil {
 		return fmt.Errorf("opening the database: %w", err)
 	}

@@ -371,7 +371,7 @@ func TestChargeboxCommands(t *testing.T) {
 	require.NoError(t, run(context.Background(), []string{"chargenet", "chargebox", "create", "--id", "501", "--identity", "CB-501"}, env(vars), &out, &errOut))
 	second := strings.TrimSpace(out.String())
 	assert.NotEqual(t, first, second, "create again replaces the password")
-	store, err := openStore(context.Background(), &config{Database: "sqlite:" + path})
+	store, err := openStore(context.Background(), &config{Database: "sqlite:" + path}, nil, 0)
 	require.NoError(t, err)
 	c, err := store.Chargebox(context.Background(), 501)
 	require.NoError(t, err)

@@ -73,7 +73,7 @@ func ocpiCmd(ctx context.Context, args []string, getenv func(string) string, std
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}
-	store, err := openStore(ctx, cfg)
+	store, err := openStore(ctx, cfg, nil, 0)
 	if err != nil {
 		return fmt.Errorf("opening the database: %w", err)
 	}

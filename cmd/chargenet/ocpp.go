@@ -49,9 +49,10 @@ func registerDemoBoxes(ctx context.Context, store chargenet.Store, password stri
 	return n, nil
 }
 
-// startOCPP starts the OCPP listener of cfg on store and returns it with the function
-// that closes it (within the shutdown timeout).
-func startOCPP(cfg *config, store chargenet.Store, log *slog.Logger) (*ocpp.Service, func(), error) {
+// startOCPP starts the OCPP listener of cfg on store, told of other servers' boxes by
+// signals (the store's hooks), and returns it with the function that closes it (within
+// the shutdown timeout).
+func startOCPP(cfg *config, store chargenet.Store, signals chargenet.ChargeboxSignals, log *slog.Logger) (*ocpp.Service, func(), error) {
 	var tlsCfg *tls.Config
 	if cfg.OCPPTLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.OCPPTLSCert, cfg.OCPPTLSKey)
@@ -60,7 +61,7 @@ func startOCPP(cfg *config, store chargenet.Store, log *slog.Logger) (*ocpp.Serv
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	svc, err := ocpp.New(ocpp.Config{Addr: cfg.OCPPAddr, TLS: tlsCfg, Store: store, Heartbeat: cfg.OCPPHeartbeat,
+	svc, err := ocpp.New(ocpp.Config{Addr: cfg.OCPPAddr, TLS: tlsCfg, Store: store, Signals: signals, Heartbeat: cfg.OCPPHeartbeat,
 		OfflineAfter: cfg.OCPPOfflineAfter, Authorize: cfg.OCPPAuthorize == authorizeAccept, Logger: log})
 	if err != nil {
 		return nil, nil, err
@@ -136,7 +137,7 @@ func chargebox(ctx context.Context, args []string, getenv func(string) string, s
 	if err := chargenet.CheckIdentity(identity); err != nil {
 		return fmt.Errorf("%w: --identity: %v", errUsage, err)
 	}
-	store, err := openStore(ctx, cfg)
+	store, err := openStore(ctx, cfg, nil, 0)
 	if err != nil {
 		return fmt.Errorf("opening the database: %w", err)
 	}

@@ -109,8 +109,9 @@ func parse(name string, args []string, getenv func(string) string, stderr io.Wri
 	return cfg, fs, nil
 }
 
-// openStore opens (and migrates) the configured database.
-func openStore(ctx context.Context, cfg *config) (chargenet.Store, error) {
+// openStore opens (and migrates) the configured database, with hooks (nil: none) as
+// the store's hooks and commitWait as its commit wait.
+func openStore(ctx context.Context, cfg *config, hooks *chargenet.Hooks, commitWait time.Duration) (chargenet.Store, error) {
 	kind, target, err := parseDatabase(cfg.Database)
 	if err != nil {
 		return nil, err
@@ -120,9 +121,24 @@ func openStore(ctx context.Context, cfg *config) (chargenet.Store, error) {
 			MaxConns:         int32(cfg.DBMaxConns),
 			ConnectTimeout:   cfg.DBConnectTimeout,
 			StatementTimeout: cfg.DBStatementTimeout,
+			Hooks:            hooks,
+			CommitWait:       commitWait,
 		})
 	}
-	return sqlite.Open(ctx, target)
+	return sqlite.Open(ctx, target, sqlite.WithHooks(hooks), sqlite.WithCommitWait(commitWait, 0))
+}
+
+// observeStore registers the metrics of store, whose hooks are hooks: its commits, its
+// outbox, and the read cache or the connection pool of its kind.
+func observeStore(m *metrics.Metrics, hooks *chargenet.Hooks, store chargenet.Store) {
+	m.ObserveStore(store, 2*time.Second)
+	hooks.OnCommit(m.Commit)
+	switch s := store.(type) {
+	case *sqlite.Store:
+		m.ObserveReadCache(s.ReadCacheStats)
+	case *postgres.Store:
+		m.ObservePool(s.PoolStats)
+	}
 }
 
 // newLogger returns the JSON logger writing to w, which must be safe for concurrent
@@ -168,7 +184,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	go func() { defer close(flushed); logs.run(lctx) }()
 	defer func() { stopLogs(); <-flushed }() // runs last: every line is written
 	log := slog.New(flushingHandler{newLogger(logs, cfg.LogLevel).Handler(), logs})
-	store, err := openStore(ctx, cfg)
+	// The store's hooks: set below, once the metrics, the dispatcher and the OCPP
+	// listener they call exist.
+	hooks := new(chargenet.Hooks)
+	store, err := openStore(ctx, cfg, hooks, cfg.CommitWait)
 	if err != nil {
 		return fmt.Errorf("opening the database: %w", err)
 	}
@@ -176,7 +195,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if s, ok := store.(*sqlite.Store); ok {
 		s.SetReadCacheSize(cfg.ReadCacheMB << 20)
 	}
-	store.SetCommitWait(cfg.CommitWait)
 
 	secret := cfg.CursorSecret
 	if secret == "" {
@@ -204,7 +222,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	var m *metrics.Metrics // nil: metrics off, and no cost
 	if cfg.AdminAddr != "" {
 		m = metrics.New()
-		m.ObserveStore(store, 2*time.Second)
+		observeStore(m, hooks, store)
 	}
 	var tracer trace.Tracer // nil: tracing off, and no cost
 	apiStore := store
@@ -267,7 +285,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	var boxes *ocpp.Service
 	if cfg.OCPPAddr != "" {
 		var stopOCPP func()
-		if boxes, stopOCPP, err = startOCPP(cfg, store, log); err != nil {
+		if boxes, stopOCPP, err = startOCPP(cfg, store, hooks, log); err != nil {
 			return err
 		}
 		defer stopOCPP()
@@ -302,7 +320,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	dctx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
 	dispatched := make(chan struct{})
 	if cfg.WebhookDispatch {
-		store.OnEvents(dispatcher.Notify) // deliver queued events at once, not at the next poll
+		hooks.OnEvents(dispatcher.Notify) // deliver queued events at once, not at the next poll
 		go func() { defer close(dispatched); dispatcher.Run(dctx) }()
 	} else {
 		close(dispatched)
@@ -389,7 +407,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
-	store, err := openStore(ctx, cfg)
+	store, err := openStore(ctx, cfg, nil, 0)
 	if err != nil {
 		return fmt.Errorf("opening the database: %w", err)
 	}
@@ -410,7 +428,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return err
 	}
-	store, err := openStore(ctx, cfg) // opening applies the migrations
+	store, err := openStore(ctx, cfg, nil, 0) // opening applies the migrations
 	if err != nil {
 		return fmt.Errorf("migrating: %w", err)
 	}

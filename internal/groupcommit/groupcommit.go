@@ -108,7 +108,7 @@ type Store interface {
 	Announce()
 	// Committed is called after each commit with the kind of change ("update_connector",
 	// "status_notification"), when the group's transaction began, and how many changes of
-	// that kind it committed (chargenet.CommitHook).
+	// that kind it committed (chargenet.Hooks.Committed).
 	Committed(op string, start time.Time, writes int)
 }
 
