@@ -18,9 +18,18 @@ const (
 	CheckBacklog    = "webhook_backlog"
 )
 
+// Store is what the checks use of a store.
+type Store interface {
+	// Ping checks that the database answers (chargenet.Store.Ping).
+	Ping(ctx context.Context) error
+	// MigrationHead and OutboxStats report on the store (chargenet.Inspector).
+	MigrationHead(ctx context.Context) (known, applied string, err error)
+	OutboxStats(ctx context.Context) (chargenet.OutboxStats, error)
+}
+
 // Checker runs the readiness checks. Store is required.
 type Checker struct {
-	Store chargenet.Store
+	Store Store
 	// Dispatching reports whether the webhook dispatcher of this process is running;
 	// nil means this process runs none (deliveries are left to other replicas), which
 	// is no failure.

@@ -12,9 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stubStore answers the readiness checks' calls as set; other calls panic.
+// stubStore answers the readiness checks' calls as set.
 type stubStore struct {
-	chargenet.Store
 	ping           error
 	known, applied string
 	headErr        error

@@ -38,7 +38,7 @@ func NewAPIKey() string {
 // FlushUses writes what it noted in one batch: last use is recorded to the minute and
 // never costs a write per request.
 type Keys struct {
-	store    chargenet.Store
+	store    KeyStore
 	static   []*cachedKey
 	CacheTTL time.Duration
 
@@ -63,9 +63,15 @@ type cachedKey struct {
 
 const maxCachedKeys = 10000
 
+// KeyStore is what Keys uses of a store: the keys by hash, and the record of their use.
+type KeyStore interface {
+	APIKeyByHash(ctx context.Context, hash [sha256.Size]byte) (*chargenet.APIKey, error)
+	RecordAPIKeyUse(ctx context.Context, uses []chargenet.KeyUse) error
+}
+
 // NewKeys returns an authenticator over store plus the given development keys, each of
 // scope partner and named chargenet.DevKeyName.
-func NewKeys(store chargenet.Store, devKeys []string) *Keys {
+func NewKeys(store KeyStore, devKeys []string) *Keys {
 	k := &Keys{store: store, CacheTTL: 5 * time.Second, cache: map[[sha256.Size]byte]*cachedKey{}, uses: map[string]time.Time{}}
 	for _, dk := range devKeys {
 		if dk = strings.TrimSpace(dk); dk != "" {

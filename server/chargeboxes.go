@@ -8,8 +8,20 @@ import (
 	"github.com/chargenet/chargenet/timestamp"
 )
 
+// chargeboxStore is what the reads of charge boxes use of a store.
+type chargeboxStore interface {
+	ListChargeboxes(ctx context.Context, seek chargenet.Seek[int64]) ([]chargenet.Chargebox, error)
+	Chargebox(ctx context.Context, id int64) (*chargenet.Chargebox, error)
+}
+
+// chargeboxes answers the reads of the registered charge boxes.
+type chargeboxes struct {
+	store   chargeboxStore
+	cursors *chargenet.CursorCodec
+}
+
 // ListChargeboxes answers GET /v2/chargeboxes: one page of the registered charge boxes.
-func (s *Server) ListChargeboxes(ctx context.Context, req gen.ListChargeboxesRequestObject) (gen.ListChargeboxesResponseObject, error) {
+func (s *chargeboxes) ListChargeboxes(ctx context.Context, req gen.ListChargeboxesRequestObject) (gen.ListChargeboxesResponseObject, error) {
 	page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListChargeboxes, deref(req.Params.Cursor), limit(req.Params.Limit),
 		s.store.ListChargeboxes, func(c *chargenet.Chargebox) int64 { return c.ID })
 	if err != nil {
@@ -17,23 +29,23 @@ func (s *Server) ListChargeboxes(ctx context.Context, req gen.ListChargeboxesReq
 	}
 	out := gen.RegisteredChargeboxPage{Data: make([]gen.RegisteredChargebox, len(page.Items)), Pagination: pagination(page)}
 	for i := range page.Items {
-		out.Data[i] = ChargeboxToAPI(&page.Items[i])
+		out.Data[i] = chargeboxToAPI(&page.Items[i])
 	}
 	return gen.ListChargeboxes200JSONResponse{Body: out}, nil
 }
 
 // GetChargebox answers GET /v2/chargeboxes/{chargeboxId}.
-func (s *Server) GetChargebox(ctx context.Context, req gen.GetChargeboxRequestObject) (gen.GetChargeboxResponseObject, error) {
+func (s *chargeboxes) GetChargebox(ctx context.Context, req gen.GetChargeboxRequestObject) (gen.GetChargeboxResponseObject, error) {
 	c, err := s.store.Chargebox(ctx, req.ChargeboxId)
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetChargebox200JSONResponse{Body: ChargeboxToAPI(c)}, nil
+	return gen.GetChargebox200JSONResponse{Body: chargeboxToAPI(c)}, nil
 }
 
-// ChargeboxToAPI converts a charge box to the contract's Chargebox: protocol and
+// chargeboxToAPI converts a charge box to the contract's Chargebox: protocol and
 // connectedAt only while connected.
-func ChargeboxToAPI(c *chargenet.Chargebox) gen.RegisteredChargebox {
+func chargeboxToAPI(c *chargenet.Chargebox) gen.RegisteredChargebox {
 	out := gen.RegisteredChargebox{ChargeboxId: c.ID, Identity: c.Identity, Connected: c.Connected(), LastSeenAt: timestamp.Ptr(c.LastSeenAt),
 		EvseUids: c.EVSEUIDs, Availability: make([]gen.EvseAvailability, len(c.Availability))}
 	if out.EvseUids == nil {

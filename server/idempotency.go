@@ -36,10 +36,15 @@ var idempotentRoutes = map[string]bool{
 // idempotencyKey is the request context key of the pending *chargenet.Idempotency.
 type idempotencyKey struct{}
 
+// idempotencyStore is what the idempotency guard uses of a store.
+type idempotencyStore interface {
+	IdempotentAnswer(ctx context.Context, owner, key string, now time.Time) (*chargenet.IdempotentAnswer, error)
+}
+
 // idempotencyGuard answers retries from kept answers and refuses a key that is in use by
 // a request still running on this server.
 type idempotencyGuard struct {
-	store chargenet.Store
+	store idempotencyStore
 	now   func() time.Time
 
 	mu      sync.Mutex
@@ -141,7 +146,7 @@ func fingerprint(method, path string, body []byte) [sha256.Size]byte {
 
 // idempotency returns the request's pending Idempotency-Key with answer, which makes
 // the answer to keep from what the store created; nil when the request has no key.
-func (s *Server) idempotency(ctx context.Context, answer func(created any) ([]byte, error)) *chargenet.Idempotency {
+func idempotency(ctx context.Context, answer func(created any) ([]byte, error)) *chargenet.Idempotency {
 	pending, _ := ctx.Value(idempotencyKey{}).(*chargenet.Idempotency)
 	if pending == nil {
 		return nil

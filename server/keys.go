@@ -13,8 +13,25 @@ import (
 // rotation does not say.
 const DefaultKeyOverlap = 24 * time.Hour
 
+// keyAdminStore is what the administration of API keys uses of a store.
+type keyAdminStore interface {
+	ListAPIKeys(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.APIKey, error)
+	CreateAPIKey(ctx context.Context, key chargenet.APIKey) error
+	RotateAPIKey(ctx context.Context, name string, r chargenet.KeyRotation) (*chargenet.APIKey, error)
+	RevokeAPIKey(ctx context.Context, name string, now time.Time) error
+}
+
+// keyAdmin creates, lists, rotates and revokes API keys; the key cache forgets the keys
+// it changes.
+type keyAdmin struct {
+	store   keyAdminStore
+	keys    *Keys
+	cursors *chargenet.CursorCodec
+	now     func() time.Time
+}
+
 // ListKeys answers GET /admin/v1/keys with one page of the keys not revoked.
-func (s *Server) ListKeys(ctx context.Context, req gen.ListKeysRequestObject) (gen.ListKeysResponseObject, error) {
+func (s *keyAdmin) ListKeys(ctx context.Context, req gen.ListKeysRequestObject) (gen.ListKeysResponseObject, error) {
 	page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListKeys, deref(req.Params.Cursor), limit(req.Params.Limit),
 		s.store.ListAPIKeys, func(k *chargenet.APIKey) string { return k.Name })
 	if err != nil {
@@ -31,7 +48,7 @@ func (s *Server) ListKeys(ctx context.Context, req gen.ListKeysRequestObject) (g
 // CreateKey answers POST /admin/v1/keys: it checks the name, scopes, expiry and rate
 // limit, stores the key's hash and answers 201 with the secret, the only time it is
 // shown.
-func (s *Server) CreateKey(ctx context.Context, req gen.CreateKeyRequestObject) (gen.CreateKeyResponseObject, error) {
+func (s *keyAdmin) CreateKey(ctx context.Context, req gen.CreateKeyRequestObject) (gen.CreateKeyResponseObject, error) {
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
@@ -73,7 +90,7 @@ func (s *Server) CreateKey(ctx context.Context, req gen.CreateKeyRequestObject) 
 // RotateKey answers POST /admin/v1/keys/{name}/rotate: the key gets a new secret, the
 // old one keeps working for the overlap asked for (DefaultKeyOverlap when none), and
 // the answer shows the new secret.
-func (s *Server) RotateKey(ctx context.Context, req gen.RotateKeyRequestObject) (gen.RotateKeyResponseObject, error) {
+func (s *keyAdmin) RotateKey(ctx context.Context, req gen.RotateKeyRequestObject) (gen.RotateKeyResponseObject, error) {
 	now := s.now().UTC().Truncate(time.Second)
 	overlap := DefaultKeyOverlap
 	r := chargenet.KeyRotation{}
@@ -100,7 +117,7 @@ func (s *Server) RotateKey(ctx context.Context, req gen.RotateKeyRequestObject) 
 }
 
 // RevokeKey answers DELETE /admin/v1/keys/{name}.
-func (s *Server) RevokeKey(ctx context.Context, req gen.RevokeKeyRequestObject) (gen.RevokeKeyResponseObject, error) {
+func (s *keyAdmin) RevokeKey(ctx context.Context, req gen.RevokeKeyRequestObject) (gen.RevokeKeyResponseObject, error) {
 	if err := s.store.RevokeAPIKey(ctx, req.Name, s.now().UTC()); err != nil {
 		return nil, err
 	}

@@ -3,17 +3,37 @@ package server
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/internal/wire"
 )
 
+// lifecycleStore is what the life cycle of locations and EVSEs uses of a store.
+type lifecycleStore interface {
+	PutLocation(ctx context.Context, l *chargenet.Location, actor string, now time.Time) (loc *chargenet.Location, created bool, err error)
+	DeleteLocation(ctx context.Context, id, actor string, now time.Time) (*chargenet.Location, error)
+	CreateEVSE(ctx context.Context, e *chargenet.EVSE, idem *chargenet.Idempotency, actor string, now time.Time) (*chargenet.EVSE, error)
+	ChangeEVSE(ctx context.Context, uid int64, change func(*chargenet.EVSE) ([]chargenet.Event, error), idem *chargenet.Idempotency,
+		actor string, now time.Time) (*chargenet.EVSE, error)
+}
+
+// lifecycle creates, replaces and deletes locations, and creates, changes and removes
+// EVSEs and their connectors.
+type lifecycle struct {
+	store        lifecycleStore
+	now          func() time.Time
+	availability func(ctx context.Context, chargeboxID int64) error
+	log          *slog.Logger
+}
+
 // PutLocation answers PUT /v1/locations/{id}: 201 with the new location, or 200 with the
 // replaced (or unchanged) one.
-func (s *Server) PutLocation(ctx context.Context, req gen.PutLocationRequestObject) (gen.PutLocationResponseObject, error) {
+func (s *lifecycle) PutLocation(ctx context.Context, req gen.PutLocationRequestObject) (gen.PutLocationResponseObject, error) {
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
@@ -41,7 +61,7 @@ func (s *Server) PutLocation(ctx context.Context, req gen.PutLocationRequestObje
 }
 
 // DeleteLocation answers DELETE /v1/locations/{id}.
-func (s *Server) DeleteLocation(ctx context.Context, req gen.DeleteLocationRequestObject) (gen.DeleteLocationResponseObject, error) {
+func (s *lifecycle) DeleteLocation(ctx context.Context, req gen.DeleteLocationRequestObject) (gen.DeleteLocationResponseObject, error) {
 	l, err := s.store.DeleteLocation(ctx, req.Id, actor(ctx), chargenet.Stamp(s.now()))
 	if err != nil {
 		return nil, err
@@ -50,7 +70,7 @@ func (s *Server) DeleteLocation(ctx context.Context, req gen.DeleteLocationReque
 }
 
 // CreateEvse answers POST /v2/evses: 201 with the new EVSE, its ETag and its path.
-func (s *Server) CreateEvse(ctx context.Context, req gen.CreateEvseRequestObject) (gen.CreateEvseResponseObject, error) {
+func (s *lifecycle) CreateEvse(ctx context.Context, req gen.CreateEvseRequestObject) (gen.CreateEvseResponseObject, error) {
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
@@ -59,7 +79,7 @@ func (s *Server) CreateEvse(ctx context.Context, req gen.CreateEvseRequestObject
 	if err := e.PrepareNew(now); err != nil {
 		return nil, err
 	}
-	idem := s.idempotency(ctx, func(created any) ([]byte, error) {
+	idem := idempotency(ctx, func(created any) ([]byte, error) {
 		r := createdEVSE(created.(*chargenet.EVSE))
 		return keptAnswer(http.StatusCreated, r.Body, map[string]string{"ETag": *r.Headers.ETag, "Location": *r.Headers.Location})
 	})
@@ -77,7 +97,7 @@ func createdEVSE(e *chargenet.EVSE) gen.CreateEvse201JSONResponse {
 
 // UpdateEvse answers PATCH /v2/evses/{uid}: the operator's status, charge box or
 // location change, through the transition table (chargenet.EVSE.ApplyPatch).
-func (s *Server) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject) (gen.UpdateEvseResponseObject, error) {
+func (s *lifecycle) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject) (gen.UpdateEvseResponseObject, error) {
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
@@ -106,7 +126,7 @@ func (s *Server) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject
 }
 
 // RemoveEvse answers DELETE /v2/evses/{uid}: the EVSE becomes REMOVED.
-func (s *Server) RemoveEvse(ctx context.Context, req gen.RemoveEvseRequestObject) (gen.RemoveEvseResponseObject, error) {
+func (s *lifecycle) RemoveEvse(ctx context.Context, req gen.RemoveEvseRequestObject) (gen.RemoveEvseResponseObject, error) {
 	now := chargenet.Stamp(s.now()) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.Remove(deref(req.Params.IfMatch), now)
@@ -119,12 +139,12 @@ func (s *Server) RemoveEvse(ctx context.Context, req gen.RemoveEvseRequestObject
 }
 
 // CreateConnector answers POST /v2/evses/{uid}/connectors: 201 with the EVSE.
-func (s *Server) CreateConnector(ctx context.Context, req gen.CreateConnectorRequestObject) (gen.CreateConnectorResponseObject, error) {
+func (s *lifecycle) CreateConnector(ctx context.Context, req gen.CreateConnectorRequestObject) (gen.CreateConnectorResponseObject, error) {
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
 	c := connectorFromCreate(req.Body)
-	idem := s.idempotency(ctx, func(created any) ([]byte, error) {
+	idem := idempotency(ctx, func(created any) ([]byte, error) {
 		r := createdConnector(created.(*chargenet.EVSE))
 		return keptAnswer(http.StatusCreated, r.Body, map[string]string{"ETag": *r.Headers.ETag})
 	})
@@ -144,7 +164,7 @@ func createdConnector(e *chargenet.EVSE) gen.CreateConnector201JSONResponse {
 }
 
 // DeleteConnector answers DELETE /v2/evses/{uid}/connectors/{connectorId}.
-func (s *Server) DeleteConnector(ctx context.Context, req gen.DeleteConnectorRequestObject) (gen.DeleteConnectorResponseObject, error) {
+func (s *lifecycle) DeleteConnector(ctx context.Context, req gen.DeleteConnectorRequestObject) (gen.DeleteConnectorResponseObject, error) {
 	now := chargenet.Stamp(s.now()) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
 		return e.DeleteConnector(req.ConnectorId, deref(req.Params.IfMatch), now)

@@ -1,6 +1,9 @@
 // Package server implements the contract's operations (gen.StrictServerInterface) over a
-// chargenet.Store and wires them into Echo with authentication, request validation
-// against the embedded contract, request ids, logging and error mapping.
+// store and wires them into Echo with authentication, request validation against the
+// embedded contract, request ids, logging and error mapping. Each part of the server
+// (the inventory, its life cycle, status notifications, webhooks, the event log, API
+// keys, charge boxes) holds the few store methods it calls, declared beside it; Store
+// is all of them.
 package server
 
 import (
@@ -29,9 +32,25 @@ import (
 // DefaultBodyLimit is the largest request body accepted (1 MiB); larger ones get 413.
 const DefaultBodyLimit = 1 << 20
 
+// Store is what the server uses of a store: the methods of each of its parts, of the
+// key cache (KeyStore) and of the idempotency guard, and, when Config.Readiness is nil,
+// those of the readiness checks (health.Store). A chargenet.Store has them all.
+type Store interface {
+	inventoryStore
+	lifecycleStore
+	statusStore
+	webhookStore
+	eventLogStore
+	keyAdminStore
+	chargeboxStore
+	idempotencyStore
+	KeyStore
+	health.Store
+}
+
 // Config holds what New needs. Store, Keys and Cursors are required.
 type Config struct {
-	Store   chargenet.Store
+	Store   Store
 	Keys    *Keys
 	Cursors *chargenet.CursorCodec
 	// Logger receives one line per request and the detail of internal errors.
@@ -50,7 +69,7 @@ type Config struct {
 	// Notify is called after a webhook is enabled again, so that a dispatcher in the
 	// same process delivers what waited for it at once; nil does nothing. (Events of
 	// PATCH and status notifications are announced by the store: see
-	// chargenet.EventAnnouncer.)
+	// chargenet.Hooks.OnEvents.)
 	Notify func()
 	// Metrics, when set, records every request (see package metrics); nil records
 	// nothing and costs nothing.
@@ -71,24 +90,40 @@ type Config struct {
 	Availability func(ctx context.Context, chargeboxID int64) error
 }
 
-// Server implements the contract's operations over a Store.
-type Server struct {
-	store      chargenet.Store
-	keys       *Keys
-	cursors    *chargenet.CursorCodec
-	now        func() time.Time
+// handlers implements the contract's operations, each through the part of the server
+// it belongs to.
+type handlers struct {
+	inventory
+	lifecycle
+	statuses
+	webhooks
+	eventLog
+	keyAdmin
+	chargeboxes
 	eventTypes encodedEventTypes // the catalogue, encoded once: it never changes while running
-	catalogue  []chargenet.EventType
-	typeIndex  map[string]*chargenet.EventType // the catalogue by type
-
-	allowInsecureWebhooks bool
-	notify                func()
-	metrics               *metrics.Metrics
-	availability          func(ctx context.Context, chargeboxID int64) error
-	log                   *slog.Logger
 }
 
-var _ gen.StrictServerInterface = (*Server)(nil)
+var _ gen.StrictServerInterface = (*handlers)(nil)
+
+// inventoryStore is what the inventory's reads, its change lists and connector PATCHes
+// use of a store.
+type inventoryStore interface {
+	Location(ctx context.Context, id string) (*chargenet.Location, error)
+	ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error)
+	ListLocationChanges(ctx context.Context, seek chargenet.ChangeSeek[string]) ([]chargenet.Location, error)
+	EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error)
+	ListEVSEs(ctx context.Context, seek chargenet.Seek[int64]) ([]chargenet.EVSE, error)
+	ListEVSEChanges(ctx context.Context, seek chargenet.ChangeSeek[int64]) ([]chargenet.EVSE, error)
+	UpdateConnector(ctx context.Context, uid, connectorID int64, patch chargenet.ConnectorPatch, ifMatch, actor string, now time.Time) (*chargenet.EVSE, error)
+}
+
+// inventory answers the reads of locations and EVSEs, their change lists, and PATCHes
+// of connectors.
+type inventory struct {
+	store   inventoryStore
+	cursors *chargenet.CursorCodec
+	now     func() time.Time
+}
 
 // New returns the HTTP handler of the service: the contract's operations behind
 // authentication and request validation, plus the unauthenticated /healthz, /readyz and
@@ -114,12 +149,19 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Notify == nil {
 		cfg.Notify = func() {}
 	}
-	s := &Server{store: cfg.Store, keys: cfg.Keys, cursors: cfg.Cursors, now: cfg.Now, catalogue: types,
-		allowInsecureWebhooks: cfg.AllowInsecureWebhooks, notify: cfg.Notify, metrics: cfg.Metrics,
-		typeIndex:    make(map[string]*chargenet.EventType, len(types)),
-		availability: cfg.Availability, log: cfg.Logger}
+	typeIndex := make(map[string]*chargenet.EventType, len(types))
 	for i := range types {
-		s.typeIndex[types[i].Type] = &types[i]
+		typeIndex[types[i].Type] = &types[i]
+	}
+	s := &handlers{
+		inventory: inventory{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now},
+		lifecycle: lifecycle{store: cfg.Store, now: cfg.Now, availability: cfg.Availability, log: cfg.Logger},
+		statuses:  statuses{store: cfg.Store, now: cfg.Now, metrics: cfg.Metrics},
+		webhooks: webhooks{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now, catalogue: types,
+			allowInsecureWebhooks: cfg.AllowInsecureWebhooks, notify: cfg.Notify},
+		eventLog:    eventLog{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now, catalogue: types, typeIndex: typeIndex},
+		keyAdmin:    keyAdmin{store: cfg.Store, keys: cfg.Keys, cursors: cfg.Cursors, now: cfg.Now},
+		chargeboxes: chargeboxes{store: cfg.Store, cursors: cfg.Cursors},
 	}
 	var list gen.EventTypeList
 	for _, t := range types {
@@ -278,13 +320,13 @@ func (p locationDocPage) VisitListLocationsResponse(w http.ResponseWriter) error
 var pageBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // ListEventTypes answers GET /emsp/v1/webhooks/event_types from the embedded catalogue.
-func (s *Server) ListEventTypes(context.Context, gen.ListEventTypesRequestObject) (gen.ListEventTypesResponseObject, error) {
+func (s *handlers) ListEventTypes(context.Context, gen.ListEventTypesRequestObject) (gen.ListEventTypesResponseObject, error) {
 	return s.eventTypes, nil
 }
 
 // ListLocations answers GET /v1/locations with one page of the locations' contract
 // JSON as the store reads it. With updated_since it answers the change list instead.
-func (s *Server) ListLocations(ctx context.Context, req gen.ListLocationsRequestObject) (gen.ListLocationsResponseObject, error) {
+func (s *inventory) ListLocations(ctx context.Context, req gen.ListLocationsRequestObject) (gen.ListLocationsResponseObject, error) {
 	if req.Params.UpdatedSince != nil {
 		return s.listLocationChanges(ctx, req)
 	}
@@ -297,7 +339,7 @@ func (s *Server) ListLocations(ctx context.Context, req gen.ListLocationsRequest
 }
 
 // GetLocation answers GET /v1/locations/{id}.
-func (s *Server) GetLocation(ctx context.Context, req gen.GetLocationRequestObject) (gen.GetLocationResponseObject, error) {
+func (s *inventory) GetLocation(ctx context.Context, req gen.GetLocationRequestObject) (gen.GetLocationResponseObject, error) {
 	l, err := s.store.Location(ctx, req.Id)
 	if err != nil {
 		return nil, err
@@ -307,7 +349,7 @@ func (s *Server) GetLocation(ctx context.Context, req gen.GetLocationRequestObje
 
 // ListEvses answers GET /v2/evses with one page; with updated_since, one page of the
 // change list.
-func (s *Server) ListEvses(ctx context.Context, req gen.ListEvsesRequestObject) (gen.ListEvsesResponseObject, error) {
+func (s *inventory) ListEvses(ctx context.Context, req gen.ListEvsesRequestObject) (gen.ListEvsesResponseObject, error) {
 	if req.Params.UpdatedSince != nil {
 		return s.listEVSEChanges(ctx, req)
 	}
@@ -325,7 +367,7 @@ func (s *Server) ListEvses(ctx context.Context, req gen.ListEvsesRequestObject) 
 
 // GetEvse answers GET /v2/evses/{uid} with the EVSE's contract JSON as the store reads
 // it, and its ETag.
-func (s *Server) GetEvse(ctx context.Context, req gen.GetEvseRequestObject) (gen.GetEvseResponseObject, error) {
+func (s *inventory) GetEvse(ctx context.Context, req gen.GetEvseRequestObject) (gen.GetEvseResponseObject, error) {
 	doc, version, err := s.store.EVSEDoc(ctx, req.Uid)
 	if err != nil {
 		return nil, err
@@ -334,7 +376,7 @@ func (s *Server) GetEvse(ctx context.Context, req gen.GetEvseRequestObject) (gen
 }
 
 // UpdateConnector answers PATCH /v2/evses/{uid}/connectors/{connectorId}.
-func (s *Server) UpdateConnector(ctx context.Context, req gen.UpdateConnectorRequestObject) (gen.UpdateConnectorResponseObject, error) {
+func (s *inventory) UpdateConnector(ctx context.Context, req gen.UpdateConnectorRequestObject) (gen.UpdateConnectorResponseObject, error) {
 	if req.Body == nil { // the validator requires a body; this guards a misconfiguration
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}

@@ -16,7 +16,7 @@ import (
 
 // listLocationChanges answers GET /v1/locations?updated_since= with one page of the
 // locations changed since then, deleted ones included, in change order.
-func (s *Server) listLocationChanges(ctx context.Context, req gen.ListLocationsRequestObject) (gen.ListLocationsResponseObject, error) {
+func (s *inventory) listLocationChanges(ctx context.Context, req gen.ListLocationsRequestObject) (gen.ListLocationsResponseObject, error) {
 	since := *req.Params.UpdatedSince
 	page, err := chargenet.PaginateChanges(ctx, s.cursors, chargenet.ListLocationChanges, chargenet.ChangeFilter(since),
 		deref(req.Params.Cursor), since, limit(req.Params.Limit), s.store.ListLocationChanges,
@@ -33,7 +33,7 @@ func (s *Server) listLocationChanges(ctx context.Context, req gen.ListLocationsR
 
 // listEVSEChanges answers GET /v2/evses?updated_since= with one page of the EVSEs
 // changed since then, removed ones included, in change order.
-func (s *Server) listEVSEChanges(ctx context.Context, req gen.ListEvsesRequestObject) (gen.ListEvsesResponseObject, error) {
+func (s *inventory) listEVSEChanges(ctx context.Context, req gen.ListEvsesRequestObject) (gen.ListEvsesResponseObject, error) {
 	since := *req.Params.UpdatedSince
 	page, err := chargenet.PaginateChanges(ctx, s.cursors, chargenet.ListEVSEChanges, chargenet.ChangeFilter(since),
 		deref(req.Params.Cursor), since, limit(req.Params.Limit), s.store.ListEVSEChanges,
@@ -48,8 +48,27 @@ func (s *Server) listEVSEChanges(ctx context.Context, req gen.ListEvsesRequestOb
 	return gen.ListEvses200JSONResponse{Body: out}, nil
 }
 
+// eventLogStore is what the event log and the webhook test and replay use of a store.
+type eventLogStore interface {
+	ListEvents(ctx context.Context, seek chargenet.ChangeSeek[int64], types []string, actor string) ([]chargenet.Event, error)
+	Event(ctx context.Context, id string) (*chargenet.Event, error)
+	Webhook(ctx context.Context, owner, id string) (*chargenet.Webhook, error)
+	SendTestEvent(ctx context.Context, owner, webhookID string, ev chargenet.Event, now time.Time) error
+	ReplayEvents(ctx context.Context, owner, webhookID string, r chargenet.Replay, now time.Time) (int, error)
+}
+
+// eventLog answers the reads of the event log, and the test and replay of a webhook,
+// which queue events for it.
+type eventLog struct {
+	store     eventLogStore
+	cursors   *chargenet.CursorCodec
+	now       func() time.Time
+	catalogue []chargenet.EventType
+	typeIndex map[string]*chargenet.EventType // the catalogue by type
+}
+
 // ListEvents answers GET /emsp/v1/events with one page of the event log.
-func (s *Server) ListEvents(ctx context.Context, req gen.ListEventsRequestObject) (gen.ListEventsResponseObject, error) {
+func (s *eventLog) ListEvents(ctx context.Context, req gen.ListEventsRequestObject) (gen.ListEventsResponseObject, error) {
 	var types []string
 	if req.Params.Type != nil {
 		types = *req.Params.Type
@@ -86,7 +105,7 @@ func (s *Server) ListEvents(ctx context.Context, req gen.ListEventsRequestObject
 }
 
 // GetEvent answers GET /emsp/v1/events/{eventId}.
-func (s *Server) GetEvent(ctx context.Context, req gen.GetEventRequestObject) (gen.GetEventResponseObject, error) {
+func (s *eventLog) GetEvent(ctx context.Context, req gen.GetEventRequestObject) (gen.GetEventResponseObject, error) {
 	render, err := s.renderer(req.Params.ApiVersion)
 	if err != nil {
 		return nil, err
@@ -107,7 +126,7 @@ func (s *Server) GetEvent(ctx context.Context, req gen.GetEventRequestObject) (g
 
 // loggedType checks that t, a type filter of the event log, names a type of the
 // catalogue that the log holds.
-func (s *Server) loggedType(t string) error {
+func (s *eventLog) loggedType(t string) error {
 	if t == chargenet.EventWebhookPing {
 		return newError(http.StatusBadRequest, chargenet.CodeInvalidParameter, "type",
 			"query parameter \"type\": %s events are not in the event log (they are sent only to the webhook under test)", t)
@@ -127,7 +146,7 @@ func (s *Server) loggedType(t string) error {
 // payload version asked for: for each event the highest version of its type not newer
 // than apiVersion (its oldest version when every one is newer), or its type's latest
 // when apiVersion is nil. An apiVersion that no type has is a 400.
-func (s *Server) renderer(apiVersion *string) (func(*chargenet.Event) (gen.LoggedEvent, error), error) {
+func (s *eventLog) renderer(apiVersion *string) (func(*chargenet.Event) (gen.LoggedEvent, error), error) {
 	if apiVersion != nil && !slices.ContainsFunc(s.catalogue, func(et chargenet.EventType) bool {
 		return slices.Contains(et.APIVersions, *apiVersion)
 	}) {
@@ -162,7 +181,7 @@ func (s *Server) renderer(apiVersion *string) (func(*chargenet.Event) (gen.Logge
 
 // TestWebhook answers POST /emsp/v1/webhooks/{webhookId}/test: it queues a webhook.ping
 // for this webhook only and answers 202 with the event's id.
-func (s *Server) TestWebhook(ctx context.Context, req gen.TestWebhookRequestObject) (gen.TestWebhookResponseObject, error) {
+func (s *eventLog) TestWebhook(ctx context.Context, req gen.TestWebhookRequestObject) (gen.TestWebhookResponseObject, error) {
 	who := owner(ctx)
 	w, err := s.enabledWebhook(ctx, who, req.WebhookId)
 	if err != nil {
@@ -179,7 +198,7 @@ func (s *Server) TestWebhook(ctx context.Context, req gen.TestWebhookRequestObje
 
 // ReplayWebhook answers POST /emsp/v1/webhooks/{webhookId}/replay: it queues the logged
 // events the body selects for this webhook again and answers 202 with their number.
-func (s *Server) ReplayWebhook(ctx context.Context, req gen.ReplayWebhookRequestObject) (gen.ReplayWebhookResponseObject, error) {
+func (s *eventLog) ReplayWebhook(ctx context.Context, req gen.ReplayWebhookRequestObject) (gen.ReplayWebhookResponseObject, error) {
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
@@ -221,7 +240,7 @@ func (s *Server) ReplayWebhook(ctx context.Context, req gen.ReplayWebhookRequest
 
 // enabledWebhook returns owner's webhook id: ErrNotFound when there is none, a
 // webhook_disabled ErrConflict when it is disabled.
-func (s *Server) enabledWebhook(ctx context.Context, owner, id string) (*chargenet.Webhook, error) {
+func (s *eventLog) enabledWebhook(ctx context.Context, owner, id string) (*chargenet.Webhook, error) {
 	w, err := s.store.Webhook(ctx, owner, id)
 	if err != nil {
 		return nil, err

@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/timestamp"
 )
 
@@ -30,8 +32,29 @@ func actor(ctx context.Context) string { return owner(ctx) }
 // valid only for the webhook that issued it.
 func listDeliveries(webhookID string) string { return "deliveries/" + webhookID }
 
+// webhookStore is what the management of webhooks uses of a store.
+type webhookStore interface {
+	ListWebhooks(ctx context.Context, owner string, seek chargenet.Seek[string]) ([]chargenet.Webhook, error)
+	CreateWebhook(ctx context.Context, w *chargenet.Webhook, idem *chargenet.Idempotency) error
+	Webhook(ctx context.Context, owner, id string) (*chargenet.Webhook, error)
+	UpdateWebhook(ctx context.Context, owner, id string, patch chargenet.WebhookPatch, now time.Time) (*chargenet.Webhook, error)
+	RotateWebhookSecret(ctx context.Context, owner, id, secret string, now time.Time) (*chargenet.Webhook, error)
+	DeleteWebhook(ctx context.Context, owner, id string) error
+	ListDeliveryAttempts(ctx context.Context, owner, webhookID string, seek chargenet.Seek[int64]) ([]chargenet.DeliveryAttempt, error)
+}
+
+// webhooks manages the webhooks of the calling API key and shows their deliveries.
+type webhooks struct {
+	store                 webhookStore
+	cursors               *chargenet.CursorCodec
+	now                   func() time.Time
+	catalogue             []chargenet.EventType
+	allowInsecureWebhooks bool
+	notify                func()
+}
+
 // ListWebhooks answers GET /emsp/v1/webhooks with one page of the caller's webhooks.
-func (s *Server) ListWebhooks(ctx context.Context, req gen.ListWebhooksRequestObject) (gen.ListWebhooksResponseObject, error) {
+func (s *webhooks) ListWebhooks(ctx context.Context, req gen.ListWebhooksRequestObject) (gen.ListWebhooksResponseObject, error) {
 	who := owner(ctx)
 	page, err := chargenet.Paginate(ctx, s.cursors, chargenet.ListWebhooks, deref(req.Params.Cursor), limit(req.Params.Limit),
 		func(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.Webhook, error) {
@@ -49,7 +72,7 @@ func (s *Server) ListWebhooks(ctx context.Context, req gen.ListWebhooksRequestOb
 
 // CreateWebhook answers POST /emsp/v1/webhooks: it checks the URL and the event types,
 // stores the webhook with a new secret and answers 201 with the secret.
-func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequestObject) (gen.CreateWebhookResponseObject, error) {
+func (s *webhooks) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequestObject) (gen.CreateWebhookResponseObject, error) {
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
@@ -72,7 +95,7 @@ func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequest
 		Subscriptions: subs, Enabled: true, Secret: chargenet.NewWebhookSecret(), CreatedAt: now, UpdatedAt: now}
 	location := "/emsp/v1/webhooks/" + w.ID
 	answer := gen.CreateWebhook201JSONResponse{Body: webhookWithSecret(w), Headers: gen.CreateWebhook201ResponseHeaders{Location: &location}}
-	idem := s.idempotency(ctx, func(any) ([]byte, error) {
+	idem := idempotency(ctx, func(any) ([]byte, error) {
 		return keptAnswer(http.StatusCreated, answer.Body, map[string]string{"Location": location})
 	})
 	if err := s.store.CreateWebhook(ctx, w, idem); err != nil {
@@ -82,7 +105,7 @@ func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequest
 }
 
 // GetWebhook answers GET /emsp/v1/webhooks/{webhookId}.
-func (s *Server) GetWebhook(ctx context.Context, req gen.GetWebhookRequestObject) (gen.GetWebhookResponseObject, error) {
+func (s *webhooks) GetWebhook(ctx context.Context, req gen.GetWebhookRequestObject) (gen.GetWebhookResponseObject, error) {
 	w, err := s.store.Webhook(ctx, owner(ctx), req.WebhookId)
 	if err != nil {
 		return nil, err
@@ -91,7 +114,7 @@ func (s *Server) GetWebhook(ctx context.Context, req gen.GetWebhookRequestObject
 }
 
 // UpdateWebhook answers PATCH /emsp/v1/webhooks/{webhookId}.
-func (s *Server) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequestObject) (gen.UpdateWebhookResponseObject, error) {
+func (s *webhooks) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequestObject) (gen.UpdateWebhookResponseObject, error) {
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
@@ -125,7 +148,7 @@ func (s *Server) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequest
 }
 
 // DeleteWebhook answers DELETE /emsp/v1/webhooks/{webhookId}.
-func (s *Server) DeleteWebhook(ctx context.Context, req gen.DeleteWebhookRequestObject) (gen.DeleteWebhookResponseObject, error) {
+func (s *webhooks) DeleteWebhook(ctx context.Context, req gen.DeleteWebhookRequestObject) (gen.DeleteWebhookResponseObject, error) {
 	if err := s.store.DeleteWebhook(ctx, owner(ctx), req.WebhookId); err != nil {
 		return nil, err
 	}
@@ -133,7 +156,7 @@ func (s *Server) DeleteWebhook(ctx context.Context, req gen.DeleteWebhookRequest
 }
 
 // RotateWebhookSecret answers POST /emsp/v1/webhooks/{webhookId}/secret/rotate.
-func (s *Server) RotateWebhookSecret(ctx context.Context, req gen.RotateWebhookSecretRequestObject) (gen.RotateWebhookSecretResponseObject, error) {
+func (s *webhooks) RotateWebhookSecret(ctx context.Context, req gen.RotateWebhookSecretRequestObject) (gen.RotateWebhookSecretResponseObject, error) {
 	w, err := s.store.RotateWebhookSecret(ctx, owner(ctx), req.WebhookId, chargenet.NewWebhookSecret(), s.now().UTC())
 	if err != nil {
 		return nil, err
@@ -143,7 +166,7 @@ func (s *Server) RotateWebhookSecret(ctx context.Context, req gen.RotateWebhookS
 
 // ListWebhookDeliveries answers GET /emsp/v1/webhooks/{webhookId}/deliveries with one
 // page of attempts, newest first.
-func (s *Server) ListWebhookDeliveries(ctx context.Context, req gen.ListWebhookDeliveriesRequestObject) (gen.ListWebhookDeliveriesResponseObject, error) {
+func (s *webhooks) ListWebhookDeliveries(ctx context.Context, req gen.ListWebhookDeliveriesRequestObject) (gen.ListWebhookDeliveriesResponseObject, error) {
 	who := owner(ctx)
 	// Newest first: the list's forward direction is the store's descending order.
 	page, err := chargenet.Paginate(ctx, s.cursors, listDeliveries(req.WebhookId), deref(req.Params.Cursor), limit(req.Params.Limit),
@@ -161,9 +184,21 @@ func (s *Server) ListWebhookDeliveries(ctx context.Context, req gen.ListWebhookD
 	return gen.ListWebhookDeliveries200JSONResponse{Body: out}, nil
 }
 
+// statusStore is what the ingestion of status notifications uses of a store.
+type statusStore interface {
+	ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, actor string, now time.Time) (*chargenet.StatusResult, error)
+}
+
+// statuses applies the status notifications posted for charge boxes.
+type statuses struct {
+	store   statusStore
+	now     func() time.Time
+	metrics *metrics.Metrics
+}
+
 // IngestStatusNotification answers POST
 // /internal/v1/chargeboxes/{chargeboxId}/status-notifications.
-func (s *Server) IngestStatusNotification(ctx context.Context, req gen.IngestStatusNotificationRequestObject) (gen.IngestStatusNotificationResponseObject, error) {
+func (s *statuses) IngestStatusNotification(ctx context.Context, req gen.IngestStatusNotificationRequestObject) (gen.IngestStatusNotificationResponseObject, error) {
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}

@@ -38,9 +38,15 @@ const (
 	DefaultJitter      = 0.1
 )
 
+// Store is what a Dispatcher uses of a store: the outbox (chargenet.WebhookService).
+type Store interface {
+	ClaimDeliveries(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]chargenet.Delivery, error)
+	RecordAttempts(ctx context.Context, records ...chargenet.AttemptRecord) error
+}
+
 // Config configures a Dispatcher. Store is required.
 type Config struct {
-	Store chargenet.Store
+	Store Store
 	// Schedule is the delay before each retry; the attempt after the last one is not
 	// made. Nil means DefaultSchedule.
 	Schedule []time.Duration
