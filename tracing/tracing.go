@@ -1,6 +1,6 @@
 // Package tracing sets up OpenTelemetry tracing (go.opentelemetry.io/otel) with the
 // OTLP/HTTP exporter, configured by the SDK's standard environment variables, and
-// traces a chargenet.Store's calls.
+// traces a store's calls (Store).
 package tracing
 
 import (
@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -24,9 +23,6 @@ func Enabled(getenv func(string) string) bool {
 	}
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
-
-// Propagator is the W3C Trace Context propagator: traceparent in, traceparent out.
-var Propagator propagation.TextMapPropagator = propagation.TraceContext{}
 
 // Provider is a tracer provider exporting over OTLP/HTTP in batches.
 type Provider struct {
