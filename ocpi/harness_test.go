@@ -15,10 +15,10 @@ import (
 	"github.com/chargenet/chargenet/internal/proctest"
 	"github.com/chargenet/chargenet/internal/sqlitetest"
 	"github.com/chargenet/chargenet/ocpi"
+	"github.com/chargenet/chargenet/outbox"
 	"github.com/chargenet/chargenet/postgres"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
-	"github.com/chargenet/chargenet/webhook"
 	"github.com/stretchr/testify/require"
 )
 
@@ -81,7 +81,7 @@ func start(t *testing.T, store chargenet.Store, hooks *chargenet.Hooks) *chargen
 	svc, err := ocpi.New(ocpi.Config{Store: store, Party: ocpi.Party{CountryCode: "NL", PartyID: "CNE", Name: "chargenet test"},
 		PublicURL: base, AllowInsecure: true, Cursors: cursors, Logger: logger})
 	require.NoError(t, err)
-	d, err := webhook.New(webhook.Config{Store: store, Schedule: retrySchedule, Jitter: -1, Timeout: 2 * time.Second,
+	d, err := outbox.New(outbox.Config{Store: store, Schedule: retrySchedule, Jitter: -1, Timeout: 2 * time.Second,
 		Poll: 50 * time.Millisecond, AllowInsecure: true, Pusher: svc, Logger: logger})
 	require.NoError(t, err)
 	h, err := server.New(server.Config{Store: store, Keys: server.NewKeys(store, []string{apiKey}), Cursors: cursors,

@@ -14,7 +14,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
-	"github.com/chargenet/chargenet/webhook"
+	"github.com/chargenet/chargenet/outbox"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -366,7 +366,7 @@ func TestWebhookTest(t *testing.T) {
 	rcv := &receiver{bodies: map[string][]byte{}}
 	srv := httptest.NewServer(rcv)
 	t.Cleanup(srv.Close)
-	d, err := webhook.New(webhook.Config{Store: store, AllowInsecure: true, Poll: 20 * time.Millisecond})
+	d, err := outbox.New(outbox.Config{Store: store, AllowInsecure: true, Poll: 20 * time.Millisecond})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

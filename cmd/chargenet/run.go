@@ -20,11 +20,11 @@ import (
 	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/ocpi"
 	"github.com/chargenet/chargenet/ocpp"
+	"github.com/chargenet/chargenet/outbox"
 	"github.com/chargenet/chargenet/postgres"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/chargenet/chargenet/tracing"
-	"github.com/chargenet/chargenet/webhook"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -253,7 +253,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	schedule, _ := parseSchedule(cfg.WebhookSchedule) // checked by Validate
 	cursors := chargenet.NewCursorCodec([]byte(secret))
 	var ocpiSvc *ocpi.Service // nil: nothing is served under /ocpi
-	var pusher webhook.Pusher
+	var pusher outbox.Pusher
 	if cfg.ocpiOn() {
 		if ocpiSvc, err = newOCPI(cfg, apiStore, cursors, log); err != nil {
 			return err
@@ -262,7 +262,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		log.Info("OCPI 2.2.1 served", "versions_url", ocpiSvc.VersionsURL(), "country_code", cfg.party().CountryCode,
 			"party_id", cfg.party().PartyID)
 	}
-	dispatcher, err := webhook.New(webhook.Config{Store: store, Schedule: schedule, Timeout: cfg.WebhookTimeout,
+	dispatcher, err := outbox.New(outbox.Config{Store: store, Schedule: schedule, Timeout: cfg.WebhookTimeout,
 		Poll: cfg.WebhookPoll, Concurrency: cfg.WebhookConcurrency, AllowInsecure: cfg.WebhookAllowInsecure, Logger: log,
 		Metrics: m, Tracer: tracer, Pusher: pusher})
 	if err != nil {
@@ -328,7 +328,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// Stop the dispatcher before the store closes: its attempts in flight are recorded.
 	defer func() { stopDispatch(); <-dispatched }()
 	// Every replica keeps the event log within its window; stopped before the store closes.
-	pruner := webhook.NewPruner(webhook.PrunerConfig{Store: store, Retention: cfg.EventRetention, Logger: log})
+	pruner := outbox.NewPruner(outbox.PrunerConfig{Store: store, Retention: cfg.EventRetention, Logger: log})
 	pctx, stopPrune := context.WithCancel(context.WithoutCancel(ctx))
 	pruned := make(chan struct{})
 	go func() { defer close(pruned); pruner.Run(pctx) }()

@@ -1,4 +1,4 @@
-package webhook
+package outbox
 
 import (
 	"context"
@@ -52,7 +52,7 @@ type Pruner struct {
 // programming error).
 func NewPruner(cfg PrunerConfig) *Pruner {
 	if cfg.Store == nil {
-		panic("webhook: PrunerConfig.Store is required")
+		panic("outbox: PrunerConfig.Store is required")
 	}
 	if cfg.Retention <= 0 {
 		cfg.Retention = DefaultRetention

@@ -1,4 +1,4 @@
-package webhook_test
+package outbox_test
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/internal/sqlitetest"
+	"github.com/chargenet/chargenet/outbox"
 	"github.com/chargenet/chargenet/sqlite"
-	"github.com/chargenet/chargenet/webhook"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,7 +88,7 @@ func (f *fixture) change(t *testing.T, power float64) int64 {
 }
 
 // run starts a dispatcher with cfg (Store set, fast defaults) until the test ends.
-func (f *fixture) run(t *testing.T, cfg webhook.Config) *webhook.Dispatcher {
+func (f *fixture) run(t *testing.T, cfg outbox.Config) *outbox.Dispatcher {
 	cfg.Store = f.store
 	if cfg.Schedule == nil {
 		cfg.Schedule = []time.Duration{20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond}
@@ -100,7 +100,7 @@ func (f *fixture) run(t *testing.T, cfg webhook.Config) *webhook.Dispatcher {
 		cfg.Timeout = 2 * time.Second
 	}
 	cfg.Jitter = -1
-	d, err := webhook.New(cfg)
+	d, err := outbox.New(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -126,7 +126,7 @@ func TestDeliverySigned(t *testing.T) {
 	rcv := newReceiver(t, status(http.StatusOK))
 	f := newFixture(t, rcv.URL+"/hooks")
 	version := f.change(t, 42)
-	f.run(t, webhook.Config{AllowInsecure: true})
+	f.run(t, outbox.Config{AllowInsecure: true})
 	a := f.attempts(t, 1)
 	require.Len(t, a, 1)
 	assert.Equal(t, chargenet.OutcomeSucceeded, a[0].Outcome)
@@ -179,7 +179,7 @@ func TestRetriesUntilSuccess(t *testing.T) {
 	})
 	f := newFixture(t, rcv.URL)
 	f.change(t, 43)
-	f.run(t, webhook.Config{AllowInsecure: true})
+	f.run(t, outbox.Config{AllowInsecure: true})
 	a := f.attempts(t, 3)
 	require.Len(t, a, 3)
 	for i, want := range []string{chargenet.OutcomeFailed, chargenet.OutcomeFailed, chargenet.OutcomeSucceeded} {
@@ -205,7 +205,7 @@ func TestRetriesExhausted(t *testing.T) {
 	rcv := newReceiver(t, status(http.StatusServiceUnavailable))
 	f := newFixture(t, rcv.URL)
 	f.change(t, 44)
-	f.run(t, webhook.Config{AllowInsecure: true, Schedule: []time.Duration{20 * time.Millisecond}})
+	f.run(t, outbox.Config{AllowInsecure: true, Schedule: []time.Duration{20 * time.Millisecond}})
 	a := f.attempts(t, 2)
 	require.Len(t, a, 2)
 	assert.NotNil(t, a[0].NextAttemptAt, "the schedule's one retry")
@@ -233,7 +233,7 @@ func TestGoneDisables(t *testing.T) {
 	})
 	f := newFixture(t, rcv.URL)
 	f.change(t, 45)
-	d := f.run(t, webhook.Config{AllowInsecure: true})
+	d := f.run(t, outbox.Config{AllowInsecure: true})
 	a := f.attempts(t, 1)
 	assert.Equal(t, chargenet.OutcomeGone, a[0].Outcome)
 	w, err := f.store.Webhook(context.Background(), "p", f.hook.ID)
@@ -273,7 +273,7 @@ func TestTimeout(t *testing.T) {
 	})
 	f := newFixture(t, rcv.URL)
 	f.change(t, 47)
-	f.run(t, webhook.Config{AllowInsecure: true, Timeout: 100 * time.Millisecond})
+	f.run(t, outbox.Config{AllowInsecure: true, Timeout: 100 * time.Millisecond})
 	a := f.attempts(t, 2)
 	assert.Equal(t, chargenet.OutcomeFailed, a[0].Outcome)
 	assert.Contains(t, a[0].Error, "timeout")
@@ -287,7 +287,7 @@ func TestPrivateAddressRefused(t *testing.T) {
 	rcv := newReceiver(t, status(http.StatusOK))
 	f := newFixture(t, rcv.URL) // 127.0.0.1: refused without AllowInsecure
 	f.change(t, 48)
-	f.run(t, webhook.Config{})
+	f.run(t, outbox.Config{})
 	a := f.attempts(t, 1)
 	assert.Equal(t, chargenet.OutcomeFailed, a[0].Outcome)
 	assert.Contains(t, a[0].Error, "not public")
@@ -302,7 +302,7 @@ func TestRedirectNotFollowed(t *testing.T) {
 	})
 	f := newFixture(t, rcv.URL)
 	f.change(t, 49)
-	f.run(t, webhook.Config{AllowInsecure: true})
+	f.run(t, outbox.Config{AllowInsecure: true})
 	a := f.attempts(t, 1)
 	assert.Equal(t, chargenet.OutcomeFailed, a[0].Outcome)
 	assert.Equal(t, http.StatusFound, a[0].HTTPStatus)
@@ -321,7 +321,7 @@ func TestSignDuringRotation(t *testing.T) {
 		h.Set("webhook-signature", sig)
 		return h
 	}
-	sig, err := webhook.Sign(w, "evt_1", now, body)
+	sig, err := outbox.Sign(w, "evt_1", now, body)
 	require.NoError(t, err)
 	parts := strings.Split(sig, " ")
 	require.Len(t, parts, 2, "both secrets sign during the overlap")
@@ -338,7 +338,7 @@ func TestSignDuringRotation(t *testing.T) {
 		assert.NoError(t, v.Verify(body, header(sig)), "the whole header")
 	}
 	later := now.Add(2 * time.Hour)
-	sig, err = webhook.Sign(w, "evt_1", later, body)
+	sig, err = outbox.Sign(w, "evt_1", later, body)
 	require.NoError(t, err)
 	require.Len(t, strings.Fields(sig), 1, "after the overlap only the current secret signs")
 	assert.True(t, strings.HasPrefix(sig, "v1,"), sig)
@@ -348,6 +348,6 @@ func TestSignDuringRotation(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, sig, "signed with the current secret")
 	w.Secret = "whsec_not base64!"
-	_, err = webhook.Sign(w, "evt_1", now, body)
+	_, err = outbox.Sign(w, "evt_1", now, body)
 	assert.Error(t, err)
 }

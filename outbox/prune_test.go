@@ -1,4 +1,4 @@
-package webhook_test
+package outbox_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
-	"github.com/chargenet/chargenet/webhook"
+	"github.com/chargenet/chargenet/outbox"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -69,7 +69,7 @@ func TestPrunerRound(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakePruner{answers: tt.answers, errs: tt.errs, called: make(chan struct{}, 1)}
-			p := webhook.NewPruner(webhook.PrunerConfig{Store: f, Retention: 48 * time.Hour, Batch: 4, Pause: time.Millisecond,
+			p := outbox.NewPruner(outbox.PrunerConfig{Store: f, Retention: 48 * time.Hour, Batch: 4, Pause: time.Millisecond,
 				Now: func() time.Time { return now }})
 			assert.Equal(t, tt.total, p.Round(t.Context()))
 			require.Len(t, f.calls, tt.calls)
@@ -83,7 +83,7 @@ func TestPrunerRound(t *testing.T) {
 func TestPrunerDefaults(t *testing.T) {
 	f := &fakePruner{called: make(chan struct{}, 1)}
 	now := time.Now()
-	p := webhook.NewPruner(webhook.PrunerConfig{Store: f, Now: func() time.Time { return now }})
+	p := outbox.NewPruner(outbox.PrunerConfig{Store: f, Now: func() time.Time { return now }})
 	p.Round(t.Context())
 	require.Len(t, f.calls, 1)
 	assert.Equal(t, pruneCall{now.Add(-720 * time.Hour), 500}, f.calls[0])
@@ -93,7 +93,7 @@ func TestPrunerDefaults(t *testing.T) {
 // context ends.
 func TestPrunerRun(t *testing.T) {
 	f := &fakePruner{answers: []chargenet.Pruned{{Events: 2}, {Events: 1}}, called: make(chan struct{}, 1)}
-	p := webhook.NewPruner(webhook.PrunerConfig{Store: f, Batch: 2, Every: time.Millisecond, Pause: time.Millisecond})
+	p := outbox.NewPruner(outbox.PrunerConfig{Store: f, Batch: 2, Every: time.Millisecond, Pause: time.Millisecond})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); p.Run(ctx) }()

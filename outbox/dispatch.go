@@ -1,7 +1,9 @@
-// Package webhook delivers the events of the store's outbox to the subscribed webhooks,
-// signed as the Standard Webhooks specification describes, at least once, with
-// retries.
-package webhook
+// Package outbox delivers what the store's outbox holds, at least once, with retries:
+// the events subscribed to by API keys' webhooks, signed as the Standard Webhooks
+// specification describes, and the pushes to OCPI partners' Locations receivers, which
+// a Pusher (package ocpi) makes. Its Pruner keeps the event log, the delivery attempts
+// and the outbox within their retention window.
+package outbox
 
 import (
 	"bytes"
@@ -108,7 +110,7 @@ func (d *Dispatcher) Running() bool { return d.running.Load() }
 // New returns a Dispatcher; call Run to start it. It returns an error if Store is nil.
 func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Store == nil {
-		return nil, errors.New("webhook: Store is required")
+		return nil, errors.New("outbox: Store is required")
 	}
 	if cfg.Schedule == nil {
 		cfg.Schedule = DefaultSchedule
