@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/chargenet/chargenet"
@@ -343,11 +342,6 @@ func (s *Store) readChargeboxes(ctx context.Context, query string, args ...any) 
 		return nil
 	})
 	return out, err
-}
-
-// prefixed qualifies each of the comma-separated columns with prefix ("a.").
-func prefixed(columns, prefix string) string {
-	return prefix + strings.ReplaceAll(columns, ", ", ", "+prefix)
 }
 
 // availability reads availability requests (availabilityColumns); never nil.

@@ -7,8 +7,6 @@ package postgres
 
 import (
 	"context"
-	"slices"
-	"strings"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/internal/wire"
@@ -76,80 +74,6 @@ func (s *Store) fetchLocationDocs(ctx context.Context, seeks []chargenet.Seek[st
 		return nil, err
 	}
 	return out, nil
-}
-
-// EVSEDoc returns the EVSE's stored contract JSON (chargenet.EVSEJSON) and its Version,
-// read in one statement. An EVSE whose JSON is missing or was written for another
-// version (a row changed by a program that does not keep it) is read and encoded
-// instead. Concurrent calls are gathered into one statement (see readGroup). If there
-// is no EVSE with this uid it returns an ErrNotFound *chargenet.Error with Param "uid";
-// other errors are wrapped driver or context errors, wrapping chargenet.ErrUnavailable
-// if the database cannot be reached or the store is closed.
-func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
-	d, found, err := s.evseDocs.get(ctx, uid)
-	if err != nil {
-		return nil, 0, s.wrap("evse doc", err)
-	}
-	if !found {
-		return nil, 0, evseNotFound(uid)
-	}
-	if d.doc != nil {
-		return d.doc, d.version, nil
-	}
-	e, err := s.EVSE(ctx, uid)
-	if err != nil {
-		return nil, 0, err
-	}
-	doc, err := wire.EncodeEVSE(e)
-	return doc, e.Version, s.wrap("evse doc", err)
-}
-
-// ListLocationDocs reads one keyset slice of the locations that are not deleted (see
-// ListLocations) as their
-// stored contract JSON (chargenet.LocationJSON), in one statement, without decoding
-// them. Concurrent calls are gathered into one round trip, identical ones read once
-// (see readGroup). A location whose JSON is missing is read and encoded instead. Errors
-// are wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the
-// database cannot be reached or the store is closed.
-func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
-	const op = "list location docs"
-	if seek.Limit <= 0 {
-		return []chargenet.LocationDoc{}, nil
-	}
-	shared, _, err := s.locationDocs.get(ctx, seek)
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	out := slices.Clone(shared) // the page may be shared with other callers
-	for i := range out {
-		if out[i].JSON != nil {
-			continue
-		}
-		l, err := s.Location(ctx, out[i].ID)
-		if err != nil {
-			return nil, err
-		}
-		if out[i].JSON, err = wire.EncodeLocation(l); err != nil {
-			return nil, s.wrap(op, err)
-		}
-	}
-	if out == nil {
-		out = []chargenet.LocationDoc{}
-	}
-	return out, nil
-}
-
-// withoutNUL returns seek with a key PostgreSQL can take (text holds no NUL) that selects
-// the same ids: ids hold no NUL, so for a key p+"\x00"+rest, which no id equals, an id
-// is after the key exactly when it is after p, and before it exactly when it is p or
-// before p.
-func withoutNUL(seek chargenet.Seek[string]) chargenet.Seek[string] {
-	i := strings.IndexByte(seek.Key, 0)
-	if !seek.HasKey || i < 0 {
-		return seek
-	}
-	seek.Key, seek.Inclusive = seek.Key[:i], seek.Backward
-	return seek
 }
 
 // locationDoc returns the JSON of l as it will be read back once stored, and the EVSE

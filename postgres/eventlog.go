@@ -24,6 +24,23 @@ const horizon = `xid < pg_snapshot_xmin(pg_current_snapshot())`
 // expiredError is the error recorded with an OutcomeExpired attempt.
 const expiredError = "the event left the retention window before it could be delivered"
 
+// The statements of recordEvents.
+const (
+	// insertEventQuery stores an event in the log (its xid and seq are the columns'
+	// defaults); its parameters are id, type, time, data and traceparent.
+	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data, traceparent, actor) ` +
+		`VALUES ($1::text, $2::text, $3::timestamptz, $4::text, $5::text, $6::text)`
+	// notifyQuery wakes the dispatchers of every replica (see listen.go) when the
+	// transaction that runs it commits.
+	notifyQuery = `SELECT pg_notify('` + deliveriesChannel + `', '')`
+	// fanOutQuery queues an event for every webhook subscribed to its type, a push to a
+	// partner (chargenet.PushAPIVersion) with the event's subject, which orders it; its
+	// parameters are the event id, the due time, the type and the subject.
+	fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at, subject) ` +
+		`SELECT $1::text, webhook_id, api_version, $2::timestamptz, ` +
+		`CASE WHEN api_version = '` + chargenet.PushAPIVersion + `' THEN $4::text END FROM webhook_event_types WHERE type = $3::text`
+)
+
 // The statements of PruneEvents; their parameters are the cut ("before") and the limit,
 // and for pruneExpiredQuery also the attempt's time, outcome and error. Each takes its
 // rows FOR UPDATE SKIP LOCKED, so replicas pruning at once take different rows, and
@@ -273,4 +290,36 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time, limit int) (c
 		s.hooks.Committed("prune_events", start, p.Events+p.Attempts+p.Expired)
 	}
 	return p, nil
+}
+
+// recordEvents writes events to the log in the caller's transaction tx, each queued,
+// due at the event's time, for every webhook subscribed to its type. When it queued a
+// delivery it also notifies deliveriesChannel (delivered to the listening replicas
+// at commit) and reports it: the caller announces them (chargenet.Hooks.Announce) once the
+// transaction is committed. Errors are the driver's, unwrapped.
+func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (queued bool, err error) {
+	if err := wire.EncodeEvents(events); err != nil {
+		return false, err
+	}
+	for _, ev := range events {
+		at := chargenet.Stamp(ev.Time)
+		tp := ev.TraceParent
+		if tp == "" {
+			tp = chargenet.TraceParent(ctx)
+		}
+		if _, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, at, string(ev.Data), tp, ev.Actor); err != nil {
+			return false, err
+		}
+		tag, err := tx.Exec(ctx, fanOutQuery, ev.ID, at, ev.Type, chargenet.EventSubject(&ev))
+		if err != nil {
+			return false, err
+		}
+		queued = queued || tag.RowsAffected() > 0
+	}
+	if queued {
+		if _, err := tx.Exec(ctx, notifyQuery); err != nil {
+			return false, err
+		}
+	}
+	return queued, nil
 }

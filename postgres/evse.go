@@ -3,12 +3,11 @@ package postgres
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/internal/groupcommit"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -145,54 +144,6 @@ func (s *Store) EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error) {
 	return e, nil
 }
 
-// seekQuery returns the keyset read of seek over the rows of selectFrom, a SELECT ...
-// FROM clause, ordered by key, and its arguments: rows with key after seek.Key in
-// ascending order, or before it in descending order when seek.Backward, the key's row
-// too when seek.Inclusive; from the first or the last row when seek has no key. No
-// OFFSET: each read costs the same at any depth.
-func seekQuery[K int64 | string](selectFrom, key string, seek chargenet.Seek[K]) (string, []any) {
-	return filteredSeek(selectFrom, "", key, nil, seek)
-}
-
-// filteredSeek is seekQuery over the rows that also meet filter, a condition whose
-// parameters ($1, ...) are filterArgs.
-//
-// The limit is written into the statement, not passed as a parameter. Given LIMIT $n,
-// PostgreSQL estimates a generic plan far above a custom one and so plans every read
-// again with its values; for a read with a key that planning costs more than the read
-// (it looks up the key's selectivity, probing the index's end for a key near it).
-// With the limit written in, the generic plan is estimated as the custom one is,
-// chosen after five executions of the prepared statement, and a read costs the same
-// with or without a key. A client uses a few page sizes, so there are few statements.
-//
-// A string key holding NUL, which text cannot hold, is read as withoutNUL maps it.
-func filteredSeek[K int64 | string](selectFrom, filter, key string, filterArgs []any, seek chargenet.Seek[K]) (string, []any) {
-	if s, ok := any(seek).(chargenet.Seek[string]); ok {
-		seek = any(withoutNUL(s)).(chargenet.Seek[K])
-	}
-	cmp, dir := ">", "ASC"
-	if seek.Backward {
-		cmp, dir = "<", "DESC"
-	}
-	if seek.Inclusive {
-		cmp += "="
-	}
-	args := append(make([]any, 0, len(filterArgs)+1), filterArgs...)
-	var conds []string
-	if filter != "" {
-		conds = append(conds, filter)
-	}
-	if seek.HasKey {
-		args = append(args, seek.Key)
-		conds = append(conds, key+" "+cmp+" $"+strconv.Itoa(len(args)))
-	}
-	q := selectFrom
-	if len(conds) > 0 {
-		q += " WHERE " + strings.Join(conds, " AND ")
-	}
-	return q + " ORDER BY " + key + " " + dir + " LIMIT " + strconv.Itoa(seek.Limit), args
-}
-
 // ListEVSEs reads one keyset slice of EVSEs with their connectors (see chargenet.Seek):
 // ascending uids after seek.Key, or descending uids before it when seek.Backward. It
 // reads the page, then the page's connectors in one query, both in one REPEATABLE READ
@@ -288,4 +239,30 @@ func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, pat
 		return nil, s.wrap("update connector", err)
 	}
 	return op.EVSE, nil
+}
+
+// EVSEDoc returns the EVSE's stored contract JSON (chargenet.EVSEJSON) and its Version,
+// read in one statement. An EVSE whose JSON is missing or was written for another
+// version (a row changed by a program that does not keep it) is read and encoded
+// instead. Concurrent calls are gathered into one statement (see readGroup). If there
+// is no EVSE with this uid it returns an ErrNotFound *chargenet.Error with Param "uid";
+// other errors are wrapped driver or context errors, wrapping chargenet.ErrUnavailable
+// if the database cannot be reached or the store is closed.
+func (s *Store) EVSEDoc(ctx context.Context, uid int64) ([]byte, int64, error) {
+	d, found, err := s.evseDocs.get(ctx, uid)
+	if err != nil {
+		return nil, 0, s.wrap("evse doc", err)
+	}
+	if !found {
+		return nil, 0, evseNotFound(uid)
+	}
+	if d.doc != nil {
+		return d.doc, d.version, nil
+	}
+	e, err := s.EVSE(ctx, uid)
+	if err != nil {
+		return nil, 0, err
+	}
+	doc, err := wire.EncodeEVSE(e)
+	return doc, e.Version, s.wrap("evse doc", err)
 }

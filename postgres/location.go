@@ -3,8 +3,10 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -88,6 +90,41 @@ func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) 
 	}
 	if out == nil {
 		out = []chargenet.Location{}
+	}
+	return out, nil
+}
+
+// ListLocationDocs reads one keyset slice of the locations that are not deleted (see
+// ListLocations) as their
+// stored contract JSON (chargenet.LocationJSON), in one statement, without decoding
+// them. Concurrent calls are gathered into one round trip, identical ones read once
+// (see readGroup). A location whose JSON is missing is read and encoded instead. Errors
+// are wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the
+// database cannot be reached or the store is closed.
+func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {
+	const op = "list location docs"
+	if seek.Limit <= 0 {
+		return []chargenet.LocationDoc{}, nil
+	}
+	shared, _, err := s.locationDocs.get(ctx, seek)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	out := slices.Clone(shared) // the page may be shared with other callers
+	for i := range out {
+		if out[i].JSON != nil {
+			continue
+		}
+		l, err := s.Location(ctx, out[i].ID)
+		if err != nil {
+			return nil, err
+		}
+		if out[i].JSON, err = wire.EncodeLocation(l); err != nil {
+			return nil, s.wrap(op, err)
+		}
+	}
+	if out == nil {
+		out = []chargenet.LocationDoc{}
 	}
 	return out, nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/internal/groupcommit"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -348,4 +349,14 @@ func (s *Store) Migrations(ctx context.Context) ([]Migration, error) {
 		return m, err
 	})
 	return out, s.wrap("migrations", err)
+}
+
+// querier is what the reads need of a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// nullTime returns t as a nullable timestamptz, NULL when t is zero.
+func nullTime(t time.Time) pgtype.Timestamptz {
+	return pgtype.Timestamptz{Time: chargenet.Stamp(t), Valid: !t.IsZero()}
 }

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
-	"github.com/chargenet/chargenet/internal/groupcommit"
-	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -15,20 +13,6 @@ import (
 const (
 	webhookColumns = `id, owner, url, description, enabled, disabled_reason, secret, previous_secret, ` +
 		`previous_secret_until, created_at, updated_at, partner_id`
-
-	// insertEventQuery stores an event in the log (its xid and seq are the columns'
-	// defaults); its parameters are id, type, time, data and traceparent.
-	insertEventQuery = `INSERT INTO events (id, type, occurred_at, data, traceparent, actor) ` +
-		`VALUES ($1::text, $2::text, $3::timestamptz, $4::text, $5::text, $6::text)`
-	// notifyQuery wakes the dispatchers of every replica (see listen.go) when the
-	// transaction that runs it commits.
-	notifyQuery = `SELECT pg_notify('` + deliveriesChannel + `', '')`
-	// fanOutQuery queues an event for every webhook subscribed to its type, a push to a
-	// partner (chargenet.PushAPIVersion) with the event's subject, which orders it; its
-	// parameters are the event id, the due time, the type and the subject.
-	fanOutQuery = `INSERT INTO outbox (event_id, webhook_id, api_version, next_attempt_at, subject) ` +
-		`SELECT $1::text, webhook_id, api_version, $2::timestamptz, ` +
-		`CASE WHEN api_version = '` + chargenet.PushAPIVersion + `' THEN $4::text END FROM webhook_event_types WHERE type = $3::text`
 
 	// claimQuery leases the due deliveries and reads them with their events and
 	// webhooks, in one statement; its parameters are the lease's end, now and the
@@ -56,50 +40,8 @@ const (
 		`duration_ms, next_attempt_at`
 )
 
-// querier is what the reads need of a pool or a transaction.
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
-
-// nullTime returns t as a nullable timestamptz, NULL when t is zero.
-func nullTime(t time.Time) pgtype.Timestamptz {
-	return pgtype.Timestamptz{Time: chargenet.Stamp(t), Valid: !t.IsZero()}
-}
-
 func webhookNotFound(id string) error {
 	return chargenet.Errorf(chargenet.ErrNotFound, chargenet.CodeNotFound, "webhookId", "webhook with webhookId %s not found", id)
-}
-
-// recordEvents writes events to the log in the caller's transaction tx, each queued,
-// due at the event's time, for every webhook subscribed to its type. When it queued a
-// delivery it also notifies deliveriesChannel (delivered to the listening replicas
-// at commit) and reports it: the caller announces them (chargenet.Hooks.Announce) once the
-// transaction is committed. Errors are the driver's, unwrapped.
-func recordEvents(ctx context.Context, tx pgx.Tx, events ...chargenet.Event) (queued bool, err error) {
-	if err := wire.EncodeEvents(events); err != nil {
-		return false, err
-	}
-	for _, ev := range events {
-		at := chargenet.Stamp(ev.Time)
-		tp := ev.TraceParent
-		if tp == "" {
-			tp = chargenet.TraceParent(ctx)
-		}
-		if _, err := tx.Exec(ctx, insertEventQuery, ev.ID, ev.Type, at, string(ev.Data), tp, ev.Actor); err != nil {
-			return false, err
-		}
-		tag, err := tx.Exec(ctx, fanOutQuery, ev.ID, at, ev.Type, chargenet.EventSubject(&ev))
-		if err != nil {
-			return false, err
-		}
-		queued = queued || tag.RowsAffected() > 0
-	}
-	if queued {
-		if _, err := tx.Exec(ctx, notifyQuery); err != nil {
-			return false, err
-		}
-	}
-	return queued, nil
 }
 
 // webhookRow receives the webhookColumns of one row.
@@ -519,17 +461,4 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, d *chargenet.Delivery, a *cha
 		_, err = tx.Exec(ctx, `UPDATE outbox SET next_attempt_at = $1, leased_until = NULL WHERE id = $2`, next, d.ID)
 	}
 	return err
-}
-
-// ApplyStatusNotification implements chargenet.EVSEService.ApplyStatusNotification, with
-// its errors, through the group commit (see UpdateConnector): the group locks the charge
-// box's EVSE rows in uid order, so that notifications of one box queue across replicas.
-func (s *Store) ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, actor string, now time.Time) (*chargenet.StatusResult, error) {
-	note := *n
-	note.Timestamp = chargenet.Stamp(n.Timestamp)
-	op := &groupcommit.Op{Note: &note, Actor: actor, Now: chargenet.Stamp(now)}
-	if err := s.submit(ctx, op); err != nil {
-		return nil, s.wrap("apply status notification", err)
-	}
-	return op.Result, nil
 }

@@ -48,10 +48,6 @@ func (r *webhookRow) webhook() (chargenet.Webhook, error) {
 	return w, nil
 }
 
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
 // loadSubscriptions fills the Subscriptions of ws, in type order, in one query.
 func loadSubscriptions(ctx context.Context, q querier, ws []chargenet.Webhook) error {
 	if len(ws) == 0 {
