@@ -11,7 +11,7 @@ import (
 )
 
 // The event types the service produces. eventtypes.json lists them with their payload
-// versions; Renderers holds one renderer per type and version.
+// versions; renderers holds one renderer per type and version.
 const (
 	EventConnectorUpdated      = "evse.connector.updated"
 	EventConnectorCreated      = "evse.connector.created"
@@ -61,14 +61,14 @@ type Event struct {
 	Seq int64
 }
 
-// Renderers maps each event type and payload version to the function that turns an
+// renderers maps each event type and payload version to the function that turns an
 // event's stored Data into that version's data. The catalogue (eventtypes.json) must
 // list exactly these types and versions; a test keeps them equal.
 //
 // Every type's latest version carries actor (1.1; 1.2 for evse.status.changed, whose
 // 1.2 also adds source connection; 1.0 for the chargebox types, which began with it);
 // the versions before it are rendered without.
-var Renderers = map[string]map[string]func(json.RawMessage) (json.RawMessage, error){
+var renderers = map[string]map[string]func(json.RawMessage) (json.RawMessage, error){
 	EventConnectorUpdated: {"1.0": withoutActor, "1.1": identity},
 	EventConnectorCreated: {"1.0": withoutActor, "1.1": identity},
 	EventConnectorDeleted: {"1.0": withoutActor, "1.1": identity},
@@ -187,7 +187,7 @@ func (e *Event) Render(version string) ([]byte, error) {
 // RenderData returns e's data in payload version version. It returns an error for a
 // type or version without a renderer.
 func (e *Event) RenderData(version string) (json.RawMessage, error) {
-	r, ok := Renderers[e.Type][version]
+	r, ok := renderers[e.Type][version]
 	if !ok {
 		return nil, fmt.Errorf("event %s: no renderer for %s version %s", e.ID, e.Type, version)
 	}

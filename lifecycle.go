@@ -22,12 +22,6 @@ var operatorTransitions = map[EvseStatus][]EvseStatus{
 	StatusRemoved:     nil,
 }
 
-// OperatorTransitions returns the statuses the operator may move an EVSE in status from
-// to, in the order of the contract's table; none for REMOVED.
-func OperatorTransitions(from EvseStatus) []EvseStatus {
-	return slices.Clone(operatorTransitions[from])
-}
-
 // Held reports whether the operator holds the EVSE's status, so that charge box status
 // notifications do not change it: PLANNED, REMOVED, and INOPERATIVE set by the operator.
 // It returns why, for the notification's answer.

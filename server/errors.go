@@ -54,11 +54,11 @@ var codeOfStatus = map[int]string{
 	http.StatusServiceUnavailable:    chargenet.CodeUnavailable,
 }
 
-// Describe maps any error a handler or middleware returns to its HTTP status and the
+// describe maps any error a handler or middleware returns to its HTTP status and the
 // contract's Error body (without the request id). Errors that are not domain or HTTP
 // errors become a 500 whose message says nothing more than "internal server error";
 // internal reports whether that happened, so the caller logs the detail.
-func Describe(err error) (status int, body gen.Error, internal bool) {
+func describe(err error) (status int, body gen.Error, internal bool) {
 	var (
 		he  *Error
 		de  *chargenet.Error
@@ -121,7 +121,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if c.Response().Committed {
 			return
 		}
-		status, body, internal := Describe(err)
+		status, body, internal := describe(err)
 		body.RequestId = requestID(c)
 		var ehe *echo.HTTPError
 		if status == http.StatusNotFound && errors.As(err, &ehe) {

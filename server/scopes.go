@@ -22,23 +22,10 @@ type requirement struct {
 	grants chargenet.Grants
 }
 
-// OperationScopes returns, by operationId, the scope each operation of doc needs ("" for
-// one that any valid key may call), as its x-scopes declares. An operation without
-// x-scopes, with more than one scope or with a name that is not a scope is an error:
-// the service refuses to start with an operation whose scope it does not know.
-func OperationScopes(doc *openapi3.T) (map[string]string, error) {
-	reqs, err := operationScopes(doc)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(reqs))
-	for op, r := range reqs {
-		out[op.OperationID] = r.scope
-	}
-	return out, nil
-}
-
-// operationScopes reads the x-scopes of every operation of doc (see OperationScopes).
+// operationScopes reads the x-scopes of every operation of doc: the scope each needs (""
+// for one that any valid key may call). An operation without x-scopes, with more than
+// one scope or with a name that is not a scope is an error: the service refuses to start
+// with an operation whose scope it does not know.
 func operationScopes(doc *openapi3.T) (map[*openapi3.Operation]requirement, error) {
 	out := map[*openapi3.Operation]requirement{}
 	for _, path := range slices.Sorted(maps.Keys(doc.Paths.Map())) {

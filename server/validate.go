@@ -277,7 +277,7 @@ func validationError(err error) error {
 	}
 	var re *openapi3filter.RequestError
 	if !errors.As(err, &re) {
-		return err // unexpected: Describe makes it a 500 and the log keeps the detail
+		return err // unexpected: describe makes it a 500 and the log keeps the detail
 	}
 	if p := re.Parameter; p != nil {
 		code := chargenet.CodeInvalidParameter

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -28,7 +27,15 @@ import (
 // that recorded returns.
 func subscribeAll(t testing.TB, s chargenet.Store) {
 	t.Helper()
-	types := slices.DeleteFunc(slices.Sorted(maps.Keys(chargenet.Renderers)), func(t string) bool { return t == chargenet.EventWebhookPing })
+	catalogue, err := chargenet.EventTypes()
+	require.NoError(t, err)
+	var types []string
+	for _, et := range catalogue {
+		if et.Type != chargenet.EventWebhookPing {
+			types = append(types, et.Type)
+		}
+	}
+	slices.Sort(types)
 	w := NewWebhook("lifecycle", now(), types...)
 	require.NoError(t, s.CreateWebhook(t.Context(), &w, nil))
 }
