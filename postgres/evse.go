@@ -241,7 +241,7 @@ func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, pat
 	return op.EVSE, nil
 }
 
-// EVSEDoc returns the EVSE's stored contract JSON (chargenet.EVSEJSON) and its Version,
+// EVSEDoc returns the EVSE's stored contract JSON (wire.EncodeEVSE) and its Version,
 // read in one statement. An EVSE whose JSON is missing or was written for another
 // version (a row changed by a program that does not keep it) is read and encoded
 // instead. Concurrent calls are gathered into one statement (see readGroup). If there

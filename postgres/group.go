@@ -204,7 +204,7 @@ type groupTx struct {
 }
 
 // Commit sends, in one round trip, the writes of the changed EVSEs (each with its JSON,
-// chargenet.EVSEJSON), connectors and touched locations (each with its JSON; one
+// wire.EncodeEVSE), connectors and touched locations (each with its JSON; one
 // statement each), the events and their fan-out (one statement each), the notification
 // of the listening replicas when a delivery was queued, and COMMIT.
 func (t *groupTx) Commit(ctx context.Context, changes []groupcommit.Change, locations []*chargenet.Location, events []chargenet.Event) (bool, error) {

@@ -95,10 +95,9 @@ func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) 
 }
 
 // ListLocationDocs reads one keyset slice of the locations that are not deleted (see
-// ListLocations) as their
-// stored contract JSON (chargenet.LocationJSON), in one statement, without decoding
-// them. Concurrent calls are gathered into one round trip, identical ones read once
-// (see readGroup). A location whose JSON is missing is read and encoded instead. Errors
+// ListLocations) as their stored contract JSON (wire.EncodeLocation), in one
+// statement, without decoding them. Concurrent calls are gathered into one round trip,
+// identical ones read once (see readGroup). A location whose JSON is missing is read and encoded instead. Errors
 // are wrapped driver or context errors, wrapping chargenet.ErrUnavailable if the
 // database cannot be reached or the store is closed.
 func (s *Store) ListLocationDocs(ctx context.Context, seek chargenet.Seek[string]) ([]chargenet.LocationDoc, error) {

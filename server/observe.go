@@ -22,7 +22,7 @@ import (
 // routeKey is an Echo route: the method and the registered path (c.Path()).
 type routeKey struct{ method, path string }
 
-// observedOp is what observeMiddleware records for one operation.
+// observedOp is what observer.middleware records for one operation.
 type observedOp struct {
 	name    string // the operationId, or "unknown"
 	metrics *metrics.Operation

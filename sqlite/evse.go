@@ -263,7 +263,7 @@ func (s *Store) UpdateConnector(ctx context.Context, uid, connectorID int64, pat
 	return op.EVSE, nil
 }
 
-// EVSEDoc returns the EVSE's contract JSON (chargenet.EVSEJSON) and its Version: the
+// EVSEDoc returns the EVSE's contract JSON (wire.EncodeEVSE) and its Version: the
 // EVSE read in one statement (see EVSE) and encoded. If there is no EVSE with this uid
 // it returns an ErrNotFound *chargenet.Error with Param "uid"; other errors are wrapped
 // driver errors.

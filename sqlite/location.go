@@ -129,7 +129,7 @@ func (s *Store) ListLocations(ctx context.Context, seek chargenet.Seek[string]) 
 }
 
 // ListLocationDocs reads one keyset slice of locations (see ListLocations) as their
-// contract JSON (chargenet.LocationJSON): the locations read in one statement and
+// contract JSON (wire.EncodeLocation): the locations read in one statement and
 // encoded. Errors are wrapped driver or context errors.
 //
 // The answer may come from the read cache (see SetReadCacheSize) while nothing has been

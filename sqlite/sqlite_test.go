@@ -607,7 +607,7 @@ func TestEventsKeptAfterDelivery(t *testing.T) {
 }
 
 // TestLocationDocs checks that ListLocationDocs answers, byte for byte, what
-// chargenet.LocationJSON makes of each location as read, after an import that adds EVSEs
+// wire.EncodeLocation makes of each location as read, after an import that adds EVSEs
 // to an existing location: with the read cache (a miss, then a hit) and without it.
 func TestLocationDocs(t *testing.T) {
 	ctx := t.Context()
@@ -652,7 +652,7 @@ func TestLocationDocs(t *testing.T) {
 	})
 }
 
-// TestEVSEDocs checks that EVSEDoc answers, byte for byte, what chargenet.EVSEJSON makes
+// TestEVSEDocs checks that EVSEDoc answers, byte for byte, what wire.EncodeEVSE makes
 // of the EVSE as read, after import (connectors given out of order), updates and status
 // notifications: with the read cache (a miss, then a hit) and without it.
 func TestEVSEDocs(t *testing.T) {

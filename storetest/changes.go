@@ -122,7 +122,7 @@ func locationIDs(locs []chargenet.Location) []string {
 	return out
 }
 
-// withoutPos returns copies of items with ChangePos zero, as the other reads give them.
+// evsesWithoutPos returns copies of evses with ChangePos zero, as the other reads give them.
 func evsesWithoutPos(evses []chargenet.EVSE) []chargenet.EVSE {
 	out := make([]chargenet.EVSE, len(evses))
 	for i := range evses {
