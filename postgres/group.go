@@ -16,19 +16,12 @@ import (
 )
 
 // groupWriters is the number of change groups one store applies at once (see
-// internal/groupcommit). One: measured on 2 CPUs with 32 clients, two writers served
-// 35-60 % fewer PATCHes than one, their groups smaller and waiting on each other's row
-// locks (groups lock their EVSE rows in uid order, so they never deadlock, but groups
-// touching the same rows take turns).
+// internal/groupcommit): one, as measured in docs/internals.md (Group commit).
 const groupWriters = 1
 
-// groupWaitTarget is how many changes end a wait for more (groupcommit.Config.WaitTarget):
-// 32, against SQLite's 8, because a PostgreSQL commit costs more (two round trips, a
-// backend's wake-up and its WAL flush), so a stream of lone writes gains more from larger
-// groups. Measured on 2 CPUs, reads beside 1,000 writes/s, share of read-only: GET EVSE
-// 72-75 % with 8, 81-83 % with 16, 85-86 % with 32; the stream's writes are answered in
-// 8, 13 and 20 ms (p50), that is, at this rate, when the wait runs out. Closed-loop
-// clients do not wait (see internal/groupcommit), and 32 of them fill a group at once.
+// groupWaitTarget is how many changes end a wait for more by default
+// (groupcommit.Config.WaitTarget): 32, against SQLite's 8, because a PostgreSQL commit
+// costs more (figures: docs/internals.md, Commit wait).
 const groupWaitTarget = 32
 
 // groupRows selects the EVSEs of a group: those with uids $1 and those of charge boxes $2.

@@ -46,10 +46,8 @@ const (
 )
 
 // DefaultMaxConns is the pool size when neither Options nor the URL (pool_max_conns)
-// sets one: the greater of 8 and twice the number of CPUs. A request holds a connection
-// only for its round trip, so the pool must cover the requests in flight while others
-// wait for the network and the database; measured with 32 concurrent clients on 2 CPUs,
-// 8 connections serve 20-50 % more reads per second than 4, and 12 no more than 8.
+// sets one: the greater of 8 and twice the number of CPUs (why: docs/internals.md, Reads
+// on PostgreSQL).
 func DefaultMaxConns() int32 { return int32(max(8, 2*runtime.GOMAXPROCS(0))) }
 
 // TCP keepalive of the connections: a server that vanished without closing them (a
