@@ -20,7 +20,7 @@ targets=(
 	"./server:FuzzWebhookCreate"
 	"./server:FuzzInventoryWrite"
 	"./server:FuzzWebhookTools"
-	"./server:FuzzDuplicateKey"
+	"./internal/httpcheck:FuzzDuplicateKey"
 	"./server:FuzzOCPICredentials"
 	"./server:FuzzOCPILocations"
 	"./server:FuzzOCPIAuthorization"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	ocpigen "github.com/chargenet/chargenet/gen/ocpi"
+	"github.com/chargenet/chargenet/internal/httpcheck"
 	"github.com/chargenet/chargenet/ocpi"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/labstack/echo/v4"
@@ -61,14 +62,14 @@ func registerOCPI(e *echo.Echo, svc *ocpi.Service, bodyLimit int64, now func() t
 		return nil, fmt.Errorf("loading the embedded OCPI contract: %w", err)
 	}
 	// Authentication is the OCPI middleware's: it runs before the validator reads a body.
-	v, err := newValidator(doc, func(context.Context, *openapi3filter.AuthenticationInput) error { return nil })
+	v, err := httpcheck.NewValidator(doc, func(context.Context, *openapi3filter.AuthenticationInput) error { return nil })
 	if err != nil {
 		return nil, err
 	}
-	mw := []echo.MiddlewareFunc{ocpiHeaders, bodyLimitMiddleware(bodyLimit), ocpiAuth(svc), v.middleware}
+	mw := []echo.MiddlewareFunc{ocpiHeaders, bodyLimitMiddleware(bodyLimit), ocpiAuth(svc), validation(v)}
 	ocpigen.RegisterHandlers(ocpiRouter{e: e, mw: mw}, ocpigen.NewStrictHandler(&ocpiServer{svc: svc, now: now}, nil))
 	allowed := map[string][]string{}
-	for path, methods := range v.allowed {
+	for path, methods := range v.Allowed() {
 		if isOCPIPath(path) {
 			allowed[path] = methods
 		}
@@ -217,7 +218,7 @@ func isOCPIPath(p string) bool { return p == "/ocpi" || strings.HasPrefix(p, ocp
 func ocpiError(err error, method, path string) (out *ocpi.Error, internal bool) {
 	var (
 		oe  *ocpi.Error
-		he  *Error
+		he  *httpcheck.Error
 		ehe *echo.HTTPError
 		mbe *http.MaxBytesError
 		de  *chargenet.Error
@@ -234,7 +235,7 @@ func ocpiError(err error, method, path string) (out *ocpi.Error, internal bool) 
 		case http.StatusNotFound:
 			return ocpi.Errorf(http.StatusNotFound, ocpi.StatusClientError, "no OCPI endpoint at %s %s", method, path), false
 		case http.StatusMethodNotAllowed:
-			return ocpi.Errorf(http.StatusMethodNotAllowed, ocpi.StatusClientError, "%s", he.Message), false
+			return ocpi.MethodNotAllowed(he.Allow, "%s", he.Message), false
 		}
 		if he.Status < 500 {
 			return ocpi.InvalidParameter("%s", he.Message), false
@@ -269,10 +270,9 @@ func writeOCPIError(log *slog.Logger, allowed map[string][]string, c echo.Contex
 	oe, internal := ocpiError(err, req.Method, req.URL.Path)
 	if oe.HTTPStatus == http.StatusNotFound && oe.Code == ocpi.StatusClientError {
 		for path, methods := range allowed {
-			if matchesTemplate(req.URL.Path, path) {
-				c.Set(allowKey, strings.Join(methods, ", "))
-				oe = ocpi.Errorf(http.StatusMethodNotAllowed, ocpi.StatusClientError, "method %s is not allowed on %s; allowed: %s",
-					req.Method, req.URL.Path, strings.Join(methods, ", "))
+			if httpcheck.MatchesTemplate(req.URL.Path, path) {
+				allow := strings.Join(methods, ", ")
+				oe = ocpi.MethodNotAllowed(allow, "method %s is not allowed on %s; allowed: %s", req.Method, req.URL.Path, allow)
 			}
 		}
 	}
@@ -282,12 +282,8 @@ func writeOCPIError(log *slog.Logger, allowed map[string][]string, c echo.Contex
 	} else if errors.Is(err, chargenet.ErrUnavailable) {
 		log.WarnContext(req.Context(), "unavailable", "request_id", rid, "error", err.Error())
 	}
-	if oe.HTTPStatus == http.StatusMethodNotAllowed {
-		if oe.Allow != "" {
-			c.Response().Header().Set("Allow", oe.Allow)
-		} else if allow := c.Get(allowKey); allow != nil {
-			c.Response().Header().Set("Allow", allow.(string))
-		}
+	if oe.HTTPStatus == http.StatusMethodNotAllowed && oe.Allow != "" {
+		c.Response().Header().Set("Allow", oe.Allow)
 	}
 	body := ocpigen.StatusResponse{StatusCode: oe.Code, StatusMessage: &oe.Message, Timestamp: ocpi.DateTime(time.Now())}
 	if req.Method == http.MethodHead {

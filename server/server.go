@@ -18,6 +18,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/health"
+	"github.com/chargenet/chargenet/internal/httpcheck"
 	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/ocpi"
@@ -140,7 +141,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: the embedded contract: %w", err)
 	}
-	v, err := newValidator(doc, authenticationFunc(cfg.Keys, scopes, newLimiter(limit, cfg.Now), cfg.Now))
+	v, err := httpcheck.NewValidator(doc, authenticationFunc(cfg.Keys, scopes, newLimiter(limit, cfg.Now), cfg.Now))
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -181,7 +182,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	registerDocs(e) // GET /docs/: the API reference (Swagger UI over /openapi.yaml), unauthenticated
 
 	guard := &idempotencyGuard{store: cfg.Store, now: cfg.Now, running: map[string]bool{}}
-	validate := []echo.MiddlewareFunc{bodyLimitMiddleware(cfg.BodyLimit), v.middleware, guard.middleware}
+	validate := []echo.MiddlewareFunc{bodyLimitMiddleware(cfg.BodyLimit), validation(v), guard.middleware}
 	if cfg.Metrics != nil {
 		validate = append([]echo.MiddlewareFunc{countRefusals(cfg.Metrics)}, validate...)
 	}
@@ -202,7 +203,7 @@ func New(cfg Config) (*echo.Echo, error) {
 		}
 	}
 	// Paths outside the contract still get the contract's error body from the validator.
-	notFound := v.middleware(func(echo.Context) error { return echo.ErrNotFound })
+	notFound := validation(v)(func(echo.Context) error { return echo.ErrNotFound })
 	if cfg.Metrics != nil {
 		notFound = countRefusals(cfg.Metrics)(notFound)
 	}
