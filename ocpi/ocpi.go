@@ -1,10 +1,12 @@
-// Package ocpi is chargenet's OCPI 2.2.1 interface as a Charge Point Operator (CPO):
-// the protocol logic behind the HTTP handlers (package server) and the commands. It
-// answers the Versions and Credentials modules and the Locations module in the SENDER
-// role, runs the credentials handshake in both directions, maps the inventory onto
-// OCPI's objects, and makes the pushes to partners' Locations RECEIVER that the
-// webhook dispatcher hands it. It speaks OCPI through the types and the client
-// generated from openapi/ocpi-2.2.1.yaml (package gen/ocpi) and does not know Echo.
+// Package ocpi is chargenet's OCPI 2.2.1 interface as a Charge Point Operator (CPO).
+// It answers the Versions and Credentials modules and the Locations module in the
+// SENDER role, runs the credentials handshake in both directions, maps the inventory
+// onto OCPI's objects, and makes the pushes to partners' Locations RECEIVER that the
+// webhook dispatcher hands it. Service is the protocol logic, which the commands use
+// too; HTTP is its HTTP layer (routing, token authentication, envelopes, validation
+// against the OCPI contract, error answers), which the REST server mounts under /ocpi
+// and the only place it uses Echo. It speaks OCPI through the types and the client
+// generated from openapi/ocpi-2.2.1.yaml (package gen/ocpi).
 package ocpi
 
 import (

@@ -21,9 +21,9 @@ targets=(
 	"./server:FuzzInventoryWrite"
 	"./server:FuzzWebhookTools"
 	"./internal/httpcheck:FuzzDuplicateKey"
-	"./server:FuzzOCPICredentials"
-	"./server:FuzzOCPILocations"
-	"./server:FuzzOCPIAuthorization"
+	"./ocpi:FuzzOCPICredentials"
+	"./ocpi:FuzzOCPILocations"
+	"./ocpi:FuzzOCPIAuthorization"
 	"./ocpp:FuzzMessage"
 )
 summary=()

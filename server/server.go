@@ -1,6 +1,8 @@
 // Package server implements the contract's operations (gen.StrictServerInterface) over a
 // chargenet.Store and wires them into Echo with authentication, request validation
-// against the embedded contract, request ids, logging and error mapping.
+// against the embedded contract, request ids, logging and error mapping. It serves the
+// OCPI interface it is given (Config.OCPI, a Mount) under /ocpi behind the same common
+// middleware.
 package server
 
 import (
@@ -21,7 +23,6 @@ import (
 	"github.com/chargenet/chargenet/internal/httpcheck"
 	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/metrics"
-	"github.com/chargenet/chargenet/ocpi"
 	"github.com/chargenet/chargenet/openapi"
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/trace"
@@ -62,9 +63,9 @@ type Config struct {
 	// Readiness runs the checks of /readyz; nil checks the store alone (a process
 	// without a webhook dispatcher).
 	Readiness *health.Checker
-	// OCPI, when set, is served under /ocpi (see registerOCPI); nil serves nothing there
+	// OCPI, when set, is mounted under /ocpi (package ocpi); nil serves nothing there
 	// (404).
-	OCPI *ocpi.Service
+	OCPI Mount
 	// Availability is called after a PATCH moved an EVSE of charge box chargeboxID into
 	// or out of INOPERATIVE, so that the box is asked to follow (package ocpp); nil does
 	// nothing. It runs after the commit; its error is logged and the PATCH answers as
@@ -149,9 +150,9 @@ func New(cfg Config) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
+	var o *observer
 	if cfg.Metrics != nil || cfg.Tracer != nil {
-		o, err := newObserver(cfg.Metrics, cfg.Tracer)
-		if err != nil {
+		if o, err = newObserver(cfg.Metrics, cfg.Tracer); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
 		e.Use(o.middleware)
@@ -189,17 +190,8 @@ func New(cfg Config) (*echo.Echo, error) {
 	api := e.Group("", validate...)
 	gen.RegisterHandlers(api, gen.NewStrictHandler(s, nil))
 	if cfg.OCPI != nil {
-		allowed, err := registerOCPI(e, cfg.OCPI, cfg.BodyLimit, cfg.Now)
-		if err != nil {
+		if err := mount(e, ocpiPrefix, cfg.OCPI, bodyLimitMiddleware(cfg.BodyLimit), o); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
-		}
-		rest := e.HTTPErrorHandler
-		e.HTTPErrorHandler = func(err error, c echo.Context) {
-			if c.Response().Committed || !isOCPIPath(c.Request().URL.Path) {
-				rest(err, c)
-				return
-			}
-			writeOCPIError(cfg.Logger, allowed, c, err)
 		}
 	}
 	// Paths outside the contract still get the contract's error body from the validator.

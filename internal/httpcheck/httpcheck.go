@@ -48,3 +48,15 @@ func MatchesTemplate(path, template string) bool {
 	}
 	return true
 }
+
+// EchoPath writes a path template of a contract as Echo registers it: /v2/evses/{uid}
+// becomes /v2/evses/:uid.
+func EchoPath(template string) string {
+	parts := strings.Split(template, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
+			parts[i] = ":" + p[1:len(p)-1]
+		}
+	}
+	return strings.Join(parts, "/")
+}
