@@ -30,6 +30,7 @@ type Store interface {
 	EVSEService
 	LocationService
 	SiteReader
+	ReadMemo
 	WebhookService
 	EventLog
 	KeyService

@@ -10,6 +10,7 @@
 package ocpi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -110,10 +111,20 @@ func (p Party) Validate() error {
 	return nil
 }
 
+// Store is what the OCPI interface needs of a store: the sites it shows (and the read
+// memo of its pages), the EVSEs its pushes read, and the partners with their tokens.
+type Store interface {
+	chargenet.SiteReader
+	chargenet.ReadMemo
+	// EVSE returns the EVSE with this uid (see chargenet.EVSEService).
+	EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error)
+	chargenet.PartnerService
+}
+
 // Config configures a Service. Store and PublicURL are required, and Party for
 // everything but Disconnect.
 type Config struct {
-	Store chargenet.Store
+	Store Store
 	Party Party
 	// PublicURL is the base of every URL chargenet hands out (versions, endpoints,
 	// Link), without a trailing slash: "https://chargenet.example.com".
