@@ -98,15 +98,32 @@ var (
 	partyIDRe     = regexp.MustCompile(`^[A-Z0-9]{3}$`)
 )
 
-// Validate checks the party's codes and name; the error names the flag to fix.
+// FieldError is a value the package cannot use, of a configuration field or of an
+// argument: Field names it as a Go caller sets it ("Party.CountryCode", "versionsURL")
+// and Reason says what is wrong with the value. A command words it with its own name
+// for the field (a flag).
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return e.Field + " " + e.Reason }
+
+// fieldError returns a *FieldError about field.
+func fieldError(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks the party's codes and name. Errors: a *FieldError naming the field
+// of Config ("Party.CountryCode", "Party.PartyID", "Party.Name").
 func (p Party) Validate() error {
 	switch {
 	case !countryCodeRe.MatchString(p.CountryCode):
-		return fmt.Errorf("--ocpi-country-code %q must be an ISO 3166-1 alpha-2 code (two letters)", p.CountryCode)
+		return fieldError("Party.CountryCode", "%q must be an ISO 3166-1 alpha-2 code (two letters)", p.CountryCode)
 	case !partyIDRe.MatchString(p.PartyID):
-		return fmt.Errorf("--ocpi-party-id %q must be three letters or digits", p.PartyID)
+		return fieldError("Party.PartyID", "%q must be three letters or digits", p.PartyID)
 	case p.Name == "" || len(p.Name) > 100 || strings.ContainsFunc(p.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return fmt.Errorf("--ocpi-business-name %q must be 1 to 100 printable characters", p.Name)
+		return fieldError("Party.Name", "%q must be 1 to 100 printable characters", p.Name)
 	}
 	return nil
 }
@@ -133,7 +150,7 @@ type Config struct {
 	// internal/outbound) with a 10 s timeout and the address guard.
 	Client *http.Client
 	// AllowInsecure accepts partner URLs with http and non-public hosts (development
-	// only), as --webhook-allow-insecure does for webhooks.
+	// only), as the webhook dispatcher's AllowInsecure does for webhooks.
 	AllowInsecure bool
 	// Cursors signs the positions written into Link; nil means a random key (positions
 	// then do not survive a restart, and replicas do not share them).
