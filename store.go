@@ -29,6 +29,7 @@ type Store interface {
 	EVSEService
 	LocationService
 	SiteReader
+	ReadMemo
 	WebhookService
 	EventLog
 	KeyService

@@ -152,14 +152,22 @@ func (s *Service) exchange(ctx context.Context, c *Caller, creds *ocpigen.Creden
 // checkURL applies the outbound address guard to a URL a partner gave (field names it);
 // a 400 (2001) *Error when it refuses.
 func (s *Service) checkURL(field, raw string) *Error {
-	if err := chargenet.CheckWebhookURL(raw, s.cfg.AllowInsecure); err != nil {
-		msg := err.Error()
-		if de := (*chargenet.Error)(nil); errors.As(err, &de) {
-			msg = strings.TrimPrefix(de.Message, "url: ")
-		}
-		return InvalidParameter("%s: %s", field, msg)
+	if refused := s.refusal(raw); refused != "" {
+		return InvalidParameter("%s: %s", field, refused)
 	}
 	return nil
+}
+
+// refusal says why the outbound address guard refuses raw, "" when it does not.
+func (s *Service) refusal(raw string) string {
+	err := chargenet.CheckWebhookURL(raw, s.cfg.AllowInsecure)
+	if err == nil {
+		return ""
+	}
+	if de := (*chargenet.Error)(nil); errors.As(err, &de) {
+		return strings.TrimPrefix(de.Message, "url: ")
+	}
+	return err.Error()
 }
 
 // roles returns the roles of a partner's credentials as stored.
@@ -230,10 +238,10 @@ func (s *Service) discover(ctx context.Context, versionsURL, token string) ([]ch
 // partnerNameRe is the form of a partner's name.
 var partnerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// CheckPartnerName checks a partner name given to a command.
+// CheckPartnerName checks a partner's name. Errors: a *FieldError about "name".
 func CheckPartnerName(name string) error {
 	if !partnerNameRe.MatchString(name) {
-		return fmt.Errorf("--name %q must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+		return fieldError("name", "%q must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
 	return nil
 }
@@ -241,7 +249,7 @@ func CheckPartnerName(name string) error {
 // NewPartner creates a partner named name holding a new registration token (OCPI's
 // token A), and returns the token, which is not kept: only its hash is. The partner
 // registers by POSTing its credentials with it to chargenet's versions URL's
-// credentials endpoint. Errors: a bad name; ErrConflict when it is taken.
+// credentials endpoint. Errors: a *FieldError about name; ErrConflict when it is taken.
 func (s *Service) NewPartner(ctx context.Context, name string) (string, *chargenet.Partner, error) {
 	if err := CheckPartnerName(name); err != nil {
 		return "", nil, err
@@ -287,18 +295,18 @@ func DefaultPartnerName(versionsURL string) string {
 // it reads the partner's versions and 2.2.1 details with tokenA, stores the partner
 // (named name) with a new token for it, POSTs chargenet's credentials holding that
 // token, and stores the credentials the partner answers with. The partner may call
-// chargenet with the new token while it answers. Errors: a bad name or URL; the
-// partner's versions, details or answer unusable (nothing is kept then); ErrConflict
-// when the name is taken.
+// chargenet with the new token while it answers. Errors: a *FieldError naming a bad
+// argument (name, versionsURL, tokenA); the partner's versions, details or answer
+// unusable (nothing is kept then); ErrConflict when the name is taken.
 func (s *Service) Connect(ctx context.Context, name, versionsURL, tokenA string) (*chargenet.Partner, error) {
 	if err := CheckPartnerName(name); err != nil {
 		return nil, err
 	}
-	if err := s.checkURL("--versions-url", versionsURL); err != nil {
-		return nil, errors.New(err.Message)
+	if refused := s.refusal(versionsURL); refused != "" {
+		return nil, fieldError("versionsURL", "is refused: %s", refused)
 	}
 	if tokenA == "" || len(tokenA) > 64 || !printable(tokenA) {
-		return nil, errors.New("--token must be 1 to 64 printable characters without spaces")
+		return nil, fieldError("tokenA", "must be 1 to 64 printable characters without spaces")
 	}
 	endpoints, derr := s.discover(ctx, versionsURL, tokenA)
 	if derr != nil {

@@ -84,8 +84,10 @@ func start(t *testing.T, store chargenet.Store, hooks *chargenet.Hooks) *chargen
 	d, err := outbox.New(outbox.Config{Store: store, Schedule: retrySchedule, Jitter: -1, Timeout: 2 * time.Second,
 		Poll: 50 * time.Millisecond, AllowInsecure: true, Pusher: svc, Logger: logger})
 	require.NoError(t, err)
+	api, err := ocpi.NewHTTP(svc)
+	require.NoError(t, err)
 	h, err := server.New(server.Config{Store: store, Keys: server.NewKeys(store, []string{apiKey}), Cursors: cursors,
-		OCPI: svc, Notify: d.Notify, Logger: logger})
+		OCPI: api, Notify: d.Notify, Logger: logger})
 	require.NoError(t, err)
 	srv.Config.Handler = h
 	srv.Start()

@@ -98,7 +98,7 @@ func (s *Service) Locations(ctx context.Context, q ListQuery) (*LocationPage, er
 	if seek.HasAfter {
 		key += "|" + strconv.FormatInt(seek.After.LastUpdated.UnixNano(), 10) + "|" + seek.After.ID
 	}
-	v, err := s.memo(ctx, key, func(ctx context.Context) (any, int, error) {
+	v, err := s.cfg.Store.Memo(ctx, key, func(ctx context.Context) (any, int, error) {
 		items, last, more, err := s.page(ctx, seek)
 		if err != nil {
 			return nil, 0, err
@@ -116,7 +116,7 @@ func (s *Service) Locations(ctx context.Context, q ListQuery) (*LocationPage, er
 		return nil, err
 	}
 	page := v.(*pageData)
-	total, err := s.memo(ctx, "ocpi/count|"+rawFrom+"|"+rawTo, func(ctx context.Context) (any, int, error) {
+	total, err := s.cfg.Store.Memo(ctx, "ocpi/count|"+rawFrom+"|"+rawTo, func(ctx context.Context) (any, int, error) {
 		n, err := s.cfg.Store.CountSites(ctx, from, to)
 		return n, 8, err
 	})
@@ -237,15 +237,6 @@ func joinArray(items [][]byte) []byte {
 		out = append(out, b...)
 	}
 	return append(out, ']')
-}
-
-// memo reads through the store's chargenet.ReadMemo when it has one.
-func (s *Service) memo(ctx context.Context, key string, read func(context.Context) (any, int, error)) (any, error) {
-	if m, ok := s.cfg.Store.(chargenet.ReadMemo); ok {
-		return m.Memo(ctx, key, read)
-	}
-	v, _, err := read(ctx)
-	return v, err
 }
 
 // site returns the location with this id with its EVSEs; 2003 when there is none.

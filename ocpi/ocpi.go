@@ -1,13 +1,16 @@
-// Package ocpi is chargenet's OCPI 2.2.1 interface as a Charge Point Operator (CPO):
-// the protocol logic behind the HTTP handlers (package server) and the commands. It
-// answers the Versions and Credentials modules and the Locations module in the SENDER
-// role, runs the credentials handshake in both directions, maps the inventory onto
-// OCPI's objects, and makes the pushes to partners' Locations RECEIVER that the
-// webhook dispatcher hands it. It speaks OCPI through the types and the client
-// generated from openapi/ocpi-2.2.1.yaml (package gen/ocpi) and does not know Echo.
+// Package ocpi is chargenet's OCPI 2.2.1 interface as a Charge Point Operator (CPO).
+// It answers the Versions and Credentials modules and the Locations module in the
+// SENDER role, runs the credentials handshake in both directions, maps the inventory
+// onto OCPI's objects, and makes the pushes to partners' Locations RECEIVER that the
+// webhook dispatcher hands it. Service is the protocol logic, which the commands use
+// too; HTTP is its HTTP layer (routing, token authentication, envelopes, validation
+// against the OCPI contract, error answers), which the REST server mounts under /ocpi
+// and the only place it uses Echo. It speaks OCPI through the types and the client
+// generated from openapi/ocpi-2.2.1.yaml (package gen/ocpi).
 package ocpi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -95,23 +98,50 @@ var (
 	partyIDRe     = regexp.MustCompile(`^[A-Z0-9]{3}$`)
 )
 
-// Validate checks the party's codes and name; the error names the flag to fix.
+// FieldError is a value the package cannot use, of a configuration field or of an
+// argument: Field names it as a Go caller sets it ("Party.CountryCode", "versionsURL")
+// and Reason says what is wrong with the value. A command words it with its own name
+// for the field (a flag).
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return e.Field + " " + e.Reason }
+
+// fieldError returns a *FieldError about field.
+func fieldError(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks the party's codes and name. Errors: a *FieldError naming the field
+// of Config ("Party.CountryCode", "Party.PartyID", "Party.Name").
 func (p Party) Validate() error {
 	switch {
 	case !countryCodeRe.MatchString(p.CountryCode):
-		return fmt.Errorf("--ocpi-country-code %q must be an ISO 3166-1 alpha-2 code (two letters)", p.CountryCode)
+		return fieldError("Party.CountryCode", "%q must be an ISO 3166-1 alpha-2 code (two letters)", p.CountryCode)
 	case !partyIDRe.MatchString(p.PartyID):
-		return fmt.Errorf("--ocpi-party-id %q must be three letters or digits", p.PartyID)
+		return fieldError("Party.PartyID", "%q must be three letters or digits", p.PartyID)
 	case p.Name == "" || len(p.Name) > 100 || strings.ContainsFunc(p.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return fmt.Errorf("--ocpi-business-name %q must be 1 to 100 printable characters", p.Name)
+		return fieldError("Party.Name", "%q must be 1 to 100 printable characters", p.Name)
 	}
 	return nil
+}
+
+// Store is what the OCPI interface needs of a store: the sites it shows (and the read
+// memo of its pages), the EVSEs its pushes read, and the partners with their tokens.
+type Store interface {
+	chargenet.SiteReader
+	chargenet.ReadMemo
+	// EVSE returns the EVSE with this uid (see chargenet.EVSEService).
+	EVSE(ctx context.Context, uid int64) (*chargenet.EVSE, error)
+	chargenet.PartnerService
 }
 
 // Config configures a Service. Store and PublicURL are required, and Party for
 // everything but Disconnect.
 type Config struct {
-	Store chargenet.Store
+	Store Store
 	Party Party
 	// PublicURL is the base of every URL chargenet hands out (versions, endpoints,
 	// Link), without a trailing slash: "https://chargenet.example.com".
@@ -120,7 +150,7 @@ type Config struct {
 	// internal/outbound) with a 10 s timeout and the address guard.
 	Client *http.Client
 	// AllowInsecure accepts partner URLs with http and non-public hosts (development
-	// only), as --webhook-allow-insecure does for webhooks.
+	// only), as the webhook dispatcher's AllowInsecure does for webhooks.
 	AllowInsecure bool
 	// Cursors signs the positions written into Link; nil means a random key (positions
 	// then do not survive a restart, and replicas do not share them).

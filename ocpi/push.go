@@ -2,7 +2,6 @@ package ocpi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	ocpigen "github.com/chargenet/chargenet/gen/ocpi"
+	"github.com/chargenet/chargenet/internal/wire"
 )
 
 // pushPartnerTTL is how long a push trusts the partner it read (its token and roles):
@@ -51,18 +51,6 @@ func (c *pusherCache) forget(id string) {
 	delete(c.m, id)
 }
 
-// eventRefs are the fields of an inventory event's data a push needs: which location,
-// EVSE and connector it is about, and the location an EVSE left.
-type eventRefs struct {
-	ID                 string `json:"id"`
-	UID                int64  `json:"uid"`
-	LocationID         string `json:"locationId"`
-	PreviousLocationID string `json:"previousLocationId"`
-	Connector          struct {
-		ID int64 `json:"id"`
-	} `json:"connector"`
-}
-
 // Push makes the OCPI push of one delivery of a partner's subscription (Webhook.Partner
 // set) through client, to the partner's Locations RECEIVER (Webhook.URL), with the
 // partner's token. The event says what changed; the push carries that object as it is
@@ -88,27 +76,38 @@ func (s *Service) Push(ctx context.Context, client *http.Client, dl *chargenet.D
 	if err != nil {
 		return 0, err
 	}
-	var ref eventRefs
-	if err := json.Unmarshal(dl.Event.Data, &ref); err != nil {
-		return 0, fmt.Errorf("event %s: %w", dl.Event.ID, err)
+	ev := dl.Event
+	if ev.Payload, err = wire.EventPayload(&ev); err != nil { // an inventory event's, or an error
+		return 0, err
+	}
+	location := chargenet.EventSubject(&ev) // the location, or the EVSE's
+	var uid, connectorID int64
+	var previous string // the location an EVSE left
+	switch payload := ev.Payload.(type) {
+	case chargenet.EVSEPayload:
+		uid, previous = payload.EVSE.UID, payload.PreviousLocationID
+	case chargenet.ConnectorPayload:
+		uid, connectorID = payload.EVSE.UID, payload.ConnectorID
+	case chargenet.StatusPayload:
+		uid = payload.EVSE.UID
 	}
 	push := &push{s: s, client: partnerClient(client, p.Token, map[string]string{partnerLocations: dl.Webhook.URL}),
-		correlation: dl.Event.ID, to: p.Roles}
-	switch dl.Event.Type {
+		correlation: ev.ID, to: p.Roles}
+	switch ev.Type {
 	case chargenet.EventLocationCreated, chargenet.EventLocationUpdated, chargenet.EventLocationDeleted:
-		return push.location(ctx, ref.ID)
+		return push.location(ctx, location)
 	case chargenet.EventStatusChanged, chargenet.EventEVSERemoved:
-		return push.evse(ctx, ref.UID, ref.LocationID, patchEVSE)
+		return push.evse(ctx, uid, location, patchEVSE)
 	case chargenet.EventEVSECreated, chargenet.EventEVSEUpdated, chargenet.EventConnectorDeleted:
-		status, err := push.evse(ctx, ref.UID, ref.LocationID, putEVSE)
-		if err == nil && ref.PreviousLocationID != "" {
-			return push.location(ctx, ref.PreviousLocationID)
+		status, err := push.evse(ctx, uid, location, putEVSE)
+		if err == nil && previous != "" {
+			return push.location(ctx, previous)
 		}
 		return status, err
 	case chargenet.EventConnectorCreated, chargenet.EventConnectorUpdated:
-		return push.connector(ctx, ref.UID, ref.LocationID, ref.Connector.ID)
+		return push.connector(ctx, uid, location, connectorID)
 	}
-	return 0, fmt.Errorf("event %s: %s is not pushed to partners", dl.Event.ID, dl.Event.Type)
+	return 0, fmt.Errorf("event %s: %s is not pushed to partners", ev.ID, ev.Type)
 }
 
 // pushPartner returns the partner of a subscription, read at most pushPartnerTTL ago.

@@ -12,11 +12,9 @@ const siteCacheBytes = 32 << 20
 
 // siteCache keeps the encoded OCPI Location of each site under the version it was
 // encoded at, so that a page whose locations changed since it was last read reads and
-// encodes only those (chargenet.SiteVersion). It pays where charge boxes keep changing
-// the inventory: on SQLite a page of 100 right after a write took 1.5–1.65 ms without it
-// and 0.41–0.47 ms with it and the covering index of its versions (BenchmarkOCPI, "after
-// a write", three interleaved runs). When it holds more than max bytes it forgets
-// sites drawn at random (Go's map order) until what it adds fits.
+// encodes only those (chargenet.SiteVersion). When it holds more than max bytes it
+// forgets sites drawn at random (Go's map order) until what it adds fits.
+// What it saves: docs/internals.md, "The OCPI Locations pages".
 type siteCache struct {
 	mu   sync.RWMutex
 	m    map[string]encodedSite

@@ -20,10 +20,10 @@ targets=(
 	"./server:FuzzWebhookCreate"
 	"./server:FuzzInventoryWrite"
 	"./server:FuzzWebhookTools"
-	"./server:FuzzDuplicateKey"
-	"./server:FuzzOCPICredentials"
-	"./server:FuzzOCPILocations"
-	"./server:FuzzOCPIAuthorization"
+	"./internal/httpcheck:FuzzDuplicateKey"
+	"./ocpi:FuzzOCPICredentials"
+	"./ocpi:FuzzOCPILocations"
+	"./ocpi:FuzzOCPIAuthorization"
 	"./ocpp:FuzzMessage"
 )
 summary=()

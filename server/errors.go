@@ -10,23 +10,17 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/internal/httpcheck"
 	"github.com/labstack/echo/v4"
 )
 
 // Error is an error the HTTP layer itself raises (authentication, validation, limits),
-// already carrying its status and the Error body fields.
-type Error struct {
-	Status  int
-	Code    string
-	Param   string
-	Message string
-	Scope   string // the scope missing, with CodeInsufficientScope
-}
-
-func (e *Error) Error() string { return e.Message }
+// already carrying its status and the Error body fields. It is the one the request
+// validator raises (package httpcheck), which a mount answers in its own body.
+type Error = httpcheck.Error
 
 func newError(status int, code, param, format string, args ...any) *Error {
-	return &Error{Status: status, Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
+	return httpcheck.Errorf(status, code, param, format, args...)
 }
 
 // kinds is the one table from domain error kinds to HTTP statuses and default codes.
@@ -134,10 +128,8 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		} else if status == http.StatusServiceUnavailable {
 			log.WarnContext(c.Request().Context(), "unavailable", "request_id", body.RequestId, "error", err.Error())
 		}
-		if status == http.StatusMethodNotAllowed {
-			if allow := c.Get(allowKey); allow != nil {
-				c.Response().Header().Set("Allow", allow.(string))
-			}
+		if he := (*Error)(nil); status == http.StatusMethodNotAllowed && errors.As(err, &he) && he.Allow != "" {
+			c.Response().Header().Set("Allow", he.Allow)
 		}
 		var werr error
 		if c.Request().Method == http.MethodHead {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/internal/apitest"
+	"github.com/chargenet/chargenet/internal/ocpienv"
 	"github.com/chargenet/chargenet/server"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/labstack/echo/v4"
@@ -28,14 +29,14 @@ type fuzzEnv struct {
 	e     *echo.Echo
 	store *sqlite.Store
 	state [sha256.Size]byte // snapshot of the store after the last accepted change
-	ocpi  *ocpiEnv
+	ocpi  *ocpienv.Env
 }
 
 func newFuzzEnv(f *testing.F) *fuzzEnv {
 	f.Helper()
 	// No rate limit: a fuzzer sends more than any key may, and 429 is not what it tests.
 	e, store := demoService(f, ":memory:", server.Config{RateLimit: &server.RateLimit{}})
-	v := &fuzzEnv{e: e, store: store, ocpi: newOCPIEnv(f, ":memory:")}
+	v := &fuzzEnv{e: e, store: store, ocpi: ocpienv.New(f, ":memory:")}
 	v.state = v.snapshot(f)
 	return v
 }
@@ -106,8 +107,8 @@ func (v *fuzzEnv) serve(t *testing.T, req *http.Request) *httptest.ResponseRecor
 		t.Fatal(err)
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	for _, twin := range apitest.OCPITwins(req, body, devKey, ocpiTokenC, ocpiTokenA) {
-		rec, _ := v.ocpi.serve(t, twin)
+	for _, twin := range apitest.OCPITwins(req, body, devKey, ocpienv.TokenC, ocpienv.TokenA) {
+		rec, _ := v.ocpi.Serve(t, twin)
 		if twin.Method != http.MethodGet && twin.URL.Path != "/ocpi/2.2.1/credentials" && rec.Code < 400 {
 			t.Fatalf("%s %s answered %d: OCPI's Locations are read-only", twin.Method, twin.URL, rec.Code)
 		}
@@ -448,20 +449,10 @@ func FuzzInventoryWrite(f *testing.F) {
 			req.Header.Set("Content-Type", "application/json")
 		}
 		for name, value := range map[string]string{"Idempotency-Key": key, "If-Match": ifMatch} {
-			if value != "" && httpHeaderValue(value) {
+			if value != "" && apitest.HeaderValue(value) {
 				req.Header.Set(name, value)
 			}
 		}
 		v.serve(t, req)
 	})
-}
-
-// httpHeaderValue reports whether s can be sent as a header value.
-func httpHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }

@@ -64,7 +64,7 @@ func (g *idempotencyGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		who := owner(ctx)
 		body, err := io.ReadAll(req.Body)
 		if err != nil {
-			return validationError(err)
+			return err // the body limit's *http.MaxBytesError (413), or a broken connection
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		fp := fingerprint(req.Method, req.URL.Path, body)

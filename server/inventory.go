@@ -11,6 +11,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/internal/httpcheck"
 	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -78,7 +79,7 @@ func decodeRecord(doc *openapi3.T, schema, where string, raw json.RawMessage, ds
 			if p := se.JSONPointer(); len(p) > 0 {
 				field += "." + strings.Join(p, ".")
 			}
-			return chargenet.Errorf(chargenet.ErrInvalid, chargenet.CodeInvalidBody, field, "%s: %s", field, schemaReason(se))
+			return chargenet.Errorf(chargenet.ErrInvalid, chargenet.CodeInvalidBody, field, "%s: %s", field, httpcheck.SchemaReason(se))
 		}
 		return chargenet.Errorf(chargenet.ErrInvalid, chargenet.CodeInvalidBody, where, "%s: %v", where, err)
 	}

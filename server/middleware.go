@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/base32"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/internal/httpcheck"
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -113,6 +115,26 @@ func logMiddleware(log *slog.Logger) echo.MiddlewareFunc {
 			}
 			_ = h.Handle(ctx, r) // a log line that cannot be written does not fail the request
 			return nil
+		}
+	}
+}
+
+type ctxKey int
+
+// echoContextKey holds the request's Echo context on the context that authentication
+// gets (see authenticationFunc), which sets what it learned of the key on it.
+const echoContextKey ctxKey = iota
+
+// validation runs v's check of the request against the contract before next, with the
+// Echo context on the context authentication gets.
+func validation(v *httpcheck.Validator) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if err := v.Check(context.WithValue(req.Context(), echoContextKey, c), req); err != nil {
+				return err
+			}
+			return next(c)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/health"
+	"github.com/chargenet/chargenet/internal/httpcheck"
 	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/openapi"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -34,7 +35,8 @@ type observedOp struct {
 type observer struct {
 	ops     map[routeKey]*observedOp
 	unknown *observedOp
-	tracer  trace.Tracer // nil: no spans
+	metrics *metrics.Metrics // nil: no metrics
+	tracer  trace.Tracer     // nil: no spans
 	prop    propagation.TextMapPropagator
 }
 
@@ -46,41 +48,22 @@ func newObserver(m *metrics.Metrics, tracer trace.Tracer) (*observer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the contract's operations: %w", err)
 	}
-	o := &observer{ops: map[routeKey]*observedOp{}, tracer: tracer, prop: propagation.TraceContext{},
+	o := &observer{ops: map[routeKey]*observedOp{}, metrics: m, tracer: tracer, prop: propagation.TraceContext{},
 		unknown: &observedOp{name: metrics.OperationUnknown, metrics: m.Operation(metrics.OperationUnknown)}}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			o.ops[routeKey{method, echoPath(path)}] = &observedOp{name: op.OperationID, metrics: m.Operation(op.OperationID)}
-		}
-	}
-	// The OCPI operations chargenet serves, named "ocpi." and their operationId: some
-	// operationIds (getLocation, getEvse) are the main contract's too.
-	ocpiDoc, err := openapi3.NewLoader().LoadFromData(openapi.OCPISpec)
-	if err != nil {
-		return nil, fmt.Errorf("reading the OCPI contract's operations: %w", err)
-	}
-	for path, item := range ocpiDoc.Paths.Map() {
-		if !isOCPIPath(path) {
-			continue
-		}
-		for method, op := range item.Operations() {
-			name := "ocpi." + op.OperationID
-			o.ops[routeKey{method, echoPath(path)}] = &observedOp{name: name, metrics: m.Operation(name)}
+			o.ops[routeKey{method, httpcheck.EchoPath(path)}] = &observedOp{name: op.OperationID, metrics: m.Operation(op.OperationID)}
 		}
 	}
 	return o, nil
 }
 
-// echoPath writes a contract path template as Echo registers it: /v2/evses/{uid}
-// becomes /v2/evses/:uid.
-func echoPath(template string) string {
-	parts := strings.Split(template, "/")
-	for i, p := range parts {
-		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
-			parts[i] = ":" + p[1:len(p)-1]
-		}
+// add observes the routes of a mount (see Mount), each under its name. It is called
+// before the server serves.
+func (o *observer) add(routes []*echo.Route) {
+	for _, r := range routes {
+		o.ops[routeKey{r.Method, r.Path}] = &observedOp{name: r.Name, metrics: o.metrics.Operation(r.Name)}
 	}
-	return strings.Join(parts, "/")
 }
 
 // middleware counts the request under its operation, times it and, when tracing is on,

@@ -3,7 +3,8 @@
 // embedded contract, request ids, logging and error mapping. Each part of the server
 // (the inventory, its life cycle, status notifications, webhooks, the event log, API
 // keys, charge boxes) holds the few store methods it calls, declared beside it; Store
-// is all of them.
+// is all of them. It serves the OCPI interface it is given (Config.OCPI, a Mount)
+// under /ocpi behind the same common middleware.
 package server
 
 import (
@@ -21,9 +22,9 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/health"
+	"github.com/chargenet/chargenet/internal/httpcheck"
 	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/metrics"
-	"github.com/chargenet/chargenet/ocpi"
 	"github.com/chargenet/chargenet/openapi"
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/trace"
@@ -80,9 +81,9 @@ type Config struct {
 	// Readiness runs the checks of /readyz; nil checks the store alone (a process
 	// without a webhook dispatcher).
 	Readiness *health.Checker
-	// OCPI, when set, is served under /ocpi (see registerOCPI); nil serves nothing there
+	// OCPI, when set, is mounted under /ocpi (package ocpi); nil serves nothing there
 	// (404).
-	OCPI *ocpi.Service
+	OCPI Mount
 	// Availability is called after a PATCH moved an EVSE of charge box chargeboxID into
 	// or out of INOPERATIVE, so that the box is asked to follow (package ocpp); nil does
 	// nothing. It runs after the commit; its error is logged and the PATCH answers as
@@ -182,7 +183,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: the embedded contract: %w", err)
 	}
-	v, err := newValidator(doc, authenticationFunc(cfg.Keys, scopes, newLimiter(limit, cfg.Now), cfg.Now))
+	v, err := httpcheck.NewValidator(doc, authenticationFunc(cfg.Keys, scopes, newLimiter(limit, cfg.Now), cfg.Now))
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -190,9 +191,9 @@ func New(cfg Config) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
+	var o *observer
 	if cfg.Metrics != nil || cfg.Tracer != nil {
-		o, err := newObserver(cfg.Metrics, cfg.Tracer)
-		if err != nil {
+		if o, err = newObserver(cfg.Metrics, cfg.Tracer); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
 		e.Use(o.middleware)
@@ -223,28 +224,19 @@ func New(cfg Config) (*echo.Echo, error) {
 	registerDocs(e) // GET /docs/: the API reference (Swagger UI over /openapi.yaml), unauthenticated
 
 	guard := &idempotencyGuard{store: cfg.Store, now: cfg.Now, running: map[string]bool{}}
-	validate := []echo.MiddlewareFunc{bodyLimitMiddleware(cfg.BodyLimit), v.middleware, guard.middleware}
+	validate := []echo.MiddlewareFunc{bodyLimitMiddleware(cfg.BodyLimit), validation(v), guard.middleware}
 	if cfg.Metrics != nil {
 		validate = append([]echo.MiddlewareFunc{countRefusals(cfg.Metrics)}, validate...)
 	}
 	api := e.Group("", validate...)
 	gen.RegisterHandlers(api, gen.NewStrictHandler(s, nil))
 	if cfg.OCPI != nil {
-		allowed, err := registerOCPI(e, cfg.OCPI, cfg.BodyLimit, cfg.Now)
-		if err != nil {
+		if err := mount(e, ocpiPrefix, cfg.OCPI, bodyLimitMiddleware(cfg.BodyLimit), o); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
-		}
-		rest := e.HTTPErrorHandler
-		e.HTTPErrorHandler = func(err error, c echo.Context) {
-			if c.Response().Committed || !isOCPIPath(c.Request().URL.Path) {
-				rest(err, c)
-				return
-			}
-			writeOCPIError(cfg.Logger, allowed, c, err)
 		}
 	}
 	// Paths outside the contract still get the contract's error body from the validator.
-	notFound := v.middleware(func(echo.Context) error { return echo.ErrNotFound })
+	notFound := validation(v)(func(echo.Context) error { return echo.ErrNotFound })
 	if cfg.Metrics != nil {
 		notFound = countRefusals(cfg.Metrics)(notFound)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/internal/httpcheck"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/labstack/echo/v4"
 )
@@ -21,12 +22,12 @@ func BenchmarkValidateRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	v, err := newValidator(doc, func(context.Context, *openapi3filter.AuthenticationInput) error { return nil })
+	v, err := httpcheck.NewValidator(doc, func(context.Context, *openapi3filter.AuthenticationInput) error { return nil })
 	if err != nil {
 		b.Fatal(err)
 	}
 	e := echo.New()
-	handler := v.middleware(func(echo.Context) error { return nil })
+	handler := validation(v)(func(echo.Context) error { return nil })
 	for _, c := range []struct{ name, method, target, body string }{
 		{"GET locations", http.MethodGet, "/v1/locations?limit=25&cursor=abc", ""},
 		{"GET EVSE", http.MethodGet, "/v2/evses/1002", ""},

@@ -291,7 +291,7 @@ func (c *config) Validate() error {
 	}
 	if c.ocpiOn() {
 		if err := c.party().Validate(); err != nil {
-			return err
+			return asFlag(err, partyFlags)
 		}
 	}
 	switch c.LogLevel {

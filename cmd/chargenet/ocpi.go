@@ -28,6 +28,27 @@ func newOCPI(cfg *config, store chargenet.Store, cursors *chargenet.CursorCodec,
 		TokenCacheTTL: cfg.KeyCacheTTL, Logger: log})
 }
 
+// partyFlags and connectFlags name the flags that set the fields and arguments of
+// package ocpi's *ocpi.FieldError: serve's OCPI identity, and the partner of register,
+// connect and unregister.
+var (
+	partyFlags   = map[string]string{"Party.CountryCode": "ocpi-country-code", "Party.PartyID": "ocpi-party-id", "Party.Name": "ocpi-business-name"}
+	connectFlags = map[string]string{"name": "name", "versionsURL": "versions-url", "tokenA": "token"}
+)
+
+// asFlag words err as an error of the flag that sets its field when it is an
+// *ocpi.FieldError that flags names ("--ocpi-party-id "C*E" must be three letters or
+// digits"); any other error as it is.
+func asFlag(err error, flags map[string]string) error {
+	var fe *ocpi.FieldError
+	if errors.As(err, &fe) {
+		if flag, ok := flags[fe.Field]; ok {
+			return fmt.Errorf("--%s %s", flag, fe.Reason)
+		}
+	}
+	return err
+}
+
 // ocpiCmd runs `chargenet ocpi SUBCOMMAND`: register, connect, list, unregister. Each
 // takes serve's configuration (flags and environment), so that the URLs and the
 // identity it hands out are those serve answers with.
@@ -70,7 +91,7 @@ func ocpiCmd(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	if name != "" {
 		if err := ocpi.CheckPartnerName(name); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return fmt.Errorf("%w: %v", errUsage, asFlag(err, connectFlags))
 		}
 	}
 	store, err := openStore(ctx, cfg, nil, 0)
@@ -98,7 +119,7 @@ func ocpiCmd(ctx context.Context, args []string, getenv func(string) string, std
 	case "connect":
 		p, err := svc.Connect(ctx, name, versionsURL, token)
 		if err != nil {
-			return fmt.Errorf("connecting to %s: %w", versionsURL, err)
+			return fmt.Errorf("connecting to %s: %w", versionsURL, asFlag(err, connectFlags))
 		}
 		fmt.Fprintf(stdout, "registered with OCPI partner %q (%s)\n", p.Name, describeRoles(p.Roles))
 		if u := p.ReceiverURL(); u != "" {

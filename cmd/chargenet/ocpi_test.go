@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,35 @@ func TestOCPIUsage(t *testing.T) {
 			var out, errOut bytes.Buffer
 			err := run(context.Background(), append([]string{"chargenet"}, args...), env(nil), &out, &errOut)
 			assert.ErrorIs(t, err, errUsage)
+		})
+	}
+}
+
+// TestOCPIFlagMessages checks that package ocpi's field errors reach the user worded as
+// the flags that set the fields.
+func TestOCPIFlagMessages(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "c.db")
+	identity := []string{"--ocpi-country-code", "NL", "--ocpi-party-id", "CNE"}
+	for _, c := range []struct {
+		args  []string
+		usage bool   // a usage error (exit status 2)
+		names string // what the message must say
+	}{
+		{[]string{"serve", "--ocpi-country-code", "NLD", "--ocpi-party-id", "CNE"}, true, `--ocpi-country-code "NLD" must be`},
+		{[]string{"serve", "--ocpi-country-code", "NL", "--ocpi-party-id", "C*E"}, true, `--ocpi-party-id "C*E" must be`},
+		{append([]string{"serve", "--ocpi-business-name", "a\x01b"}, identity...), true, `--ocpi-business-name "a\x01b" must be`},
+		{append([]string{"ocpi", "register", "--database", db, "--name", "bad name"}, identity...), true, `--name "bad name" must be`},
+		{append([]string{"ocpi", "connect", "--database", db, "--token", "t", "--versions-url", "http://127.0.0.1:9/versions"}, identity...),
+			false, `--versions-url is refused: scheme "http" is not allowed`},
+		{append([]string{"ocpi", "connect", "--database", db, "--token", "t t", "--versions-url", "https://emsp.example.com/versions"},
+			identity...), false, "--token must be"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			err := run(context.Background(), append([]string{"chargenet"}, c.args...), env(nil), &out, &errOut)
+			require.Error(t, err)
+			assert.Equal(t, c.usage, errors.Is(err, errUsage), "%v", err)
+			assert.Contains(t, err.Error(), c.names)
 		})
 	}
 }

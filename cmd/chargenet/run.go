@@ -252,10 +252,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	limit, _ := parseRateLimit(cfg.RateLimit)         // checked by Validate
 	schedule, _ := parseSchedule(cfg.WebhookSchedule) // checked by Validate
 	cursors := chargenet.NewCursorCodec([]byte(secret))
-	var ocpiSvc *ocpi.Service // nil: nothing is served under /ocpi
+	var ocpiHTTP server.Mount // nil: nothing is served under /ocpi
 	var pusher outbox.Pusher
 	if cfg.ocpiOn() {
-		if ocpiSvc, err = newOCPI(cfg, apiStore, cursors, log); err != nil {
+		ocpiSvc, err := newOCPI(cfg, apiStore, cursors, log)
+		if err != nil {
+			return err
+		}
+		if ocpiHTTP, err = ocpi.NewHTTP(ocpiSvc); err != nil {
 			return err
 		}
 		pusher = ocpiSvc
@@ -308,7 +312,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Metrics:               m,
 		Tracer:                tracer,
 		Readiness:             readiness,
-		OCPI:                  ocpiSvc,
+		OCPI:                  ocpiHTTP,
 		Availability:          availability,
 	})
 	if err != nil {

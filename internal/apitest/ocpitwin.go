@@ -73,3 +73,14 @@ func OCPITwins(req *http.Request, body []byte, restKey, tokenC, tokenA string) [
 	}
 	return valid
 }
+
+// HeaderValue reports whether s can be sent as a header value: no control characters
+// but tab. Fuzzers use it to skip the values no client could send.
+func HeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -125,34 +125,39 @@ func ParseEVSE(e *gen.EVSE) chargenet.EVSE {
 	if e.LocationId != nil {
 		out.LocationID = *e.LocationId
 	}
-	for i, c := range e.Connectors {
-		dc := chargenet.Connector{
-			ID:               c.Id,
-			Standard:         chargenet.Standard(c.Standard),
-			Format:           chargenet.Format(c.Format),
-			PowerType:        chargenet.PowerType(c.PowerType),
-			MaxElectricPower: c.MaxElectricPower,
-			MaxAmperage:      c.MaxAmperage,
-			MaxVoltage:       c.MaxVoltage,
-			TariffIDs:        c.TariffIds,
+	for i := range e.Connectors {
+		out.Connectors[i] = ParseConnector(&e.Connectors[i])
+	}
+	return out
+}
+
+// ParseConnector returns the domain connector of a contract connector.
+func ParseConnector(c *gen.Connector) chargenet.Connector {
+	out := chargenet.Connector{
+		ID:               c.Id,
+		Standard:         chargenet.Standard(c.Standard),
+		Format:           chargenet.Format(c.Format),
+		PowerType:        chargenet.PowerType(c.PowerType),
+		MaxElectricPower: c.MaxElectricPower,
+		MaxAmperage:      c.MaxAmperage,
+		MaxVoltage:       c.MaxVoltage,
+		TariffIDs:        c.TariffIds,
+	}
+	if out.TariffIDs == nil {
+		out.TariffIDs = []string{}
+	}
+	if c.Error != nil {
+		out.Error = &chargenet.ConnectorError{Code: chargenet.ErrorCode(c.Error.ErrorCode)}
+		if c.Error.Info != nil {
+			out.Error.Info = *c.Error.Info
 		}
-		if dc.TariffIDs == nil {
-			dc.TariffIDs = []string{}
+		if c.Error.VendorErrorCode != nil {
+			out.Error.VendorErrorCode = *c.Error.VendorErrorCode
 		}
-		if c.Error != nil {
-			dc.Error = &chargenet.ConnectorError{Code: chargenet.ErrorCode(c.Error.ErrorCode)}
-			if c.Error.Info != nil {
-				dc.Error.Info = *c.Error.Info
-			}
-			if c.Error.VendorErrorCode != nil {
-				dc.Error.VendorErrorCode = *c.Error.VendorErrorCode
-			}
-		}
-		if c.DeletedAt != nil {
-			t := c.DeletedAt.UTC()
-			dc.DeletedAt = &t
-		}
-		out.Connectors[i] = dc
+	}
+	if c.DeletedAt != nil {
+		t := c.DeletedAt.UTC()
+		out.DeletedAt = &t
 	}
 	return out
 }
@@ -226,6 +231,81 @@ func EventData(ev *chargenet.Event) (json.RawMessage, error) {
 		return json.Marshal(out)
 	}
 	return nil, fmt.Errorf("event %s: payload of unknown kind %T", ev.ID, ev.Payload)
+}
+
+// EventPayload returns the payload of an inventory event (a location's, an EVSE's, a
+// connector's, a status change): ev.Payload when it is set, else what ev.Data says of
+// it, as an event read back from the log has it. The location of a location event and
+// the EVSE of an EVSE event are whole; the EVSE of a connector event holds its
+// identity, location, version and that connector, of a status change its identity,
+// location, version and status, with the notification's connector, status and error
+// code. It returns an error for another type of event, or Data that is not its type's.
+func EventPayload(ev *chargenet.Event) (chargenet.EventPayload, error) {
+	if ev.Payload != nil {
+		return ev.Payload, nil
+	}
+	decode := func(v any) error {
+		if err := json.Unmarshal(ev.Data, v); err != nil {
+			return fmt.Errorf("event %s: the data of %s: %w", ev.ID, ev.Type, err)
+		}
+		return nil
+	}
+	switch ev.Type {
+	case chargenet.EventLocationCreated, chargenet.EventLocationUpdated, chargenet.EventLocationDeleted:
+		var d gen.Location
+		if err := decode(&d); err != nil {
+			return nil, err
+		}
+		l := ParseLocation(&d)
+		l.EvseUIDs = d.EvseUids
+		if d.DeletedAt != nil {
+			t := d.DeletedAt.UTC()
+			l.DeletedAt = &t
+		}
+		return chargenet.LocationPayload{Location: l}, nil
+	case chargenet.EventEVSECreated, chargenet.EventEVSEUpdated, chargenet.EventEVSERemoved:
+		var d gen.EvseEventData
+		if err := decode(&d); err != nil {
+			return nil, err
+		}
+		e := ParseEVSE(&d.Evse)
+		e.Version = d.Version
+		return chargenet.EVSEPayload{EVSE: e, PreviousLocationID: deref(d.PreviousLocationId)}, nil
+	case chargenet.EventConnectorCreated, chargenet.EventConnectorUpdated, chargenet.EventConnectorDeleted:
+		var d gen.ConnectorUpdatedData
+		if err := decode(&d); err != nil {
+			return nil, err
+		}
+		e := chargenet.EVSE{UID: d.Uid, EvseID: d.EvseId, ChargeboxID: d.ChargeboxId, LocationID: deref(d.LocationId),
+			Version: d.Version, Connectors: []chargenet.Connector{ParseConnector(&d.Connector)}}
+		return chargenet.ConnectorPayload{EVSE: e, ConnectorID: d.Connector.Id}, nil
+	case chargenet.EventStatusChanged:
+		var d gen.StatusChangedData
+		if err := decode(&d); err != nil {
+			return nil, err
+		}
+		e := chargenet.EVSE{UID: d.Uid, EvseID: d.EvseId, ChargeboxID: d.ChargeboxId, LocationID: deref(d.LocationId),
+			Version: d.Version, Status: chargenet.EvseStatus(d.Status)}
+		p := chargenet.StatusPayload{EVSE: e, Previous: chargenet.EvseStatus(d.PreviousStatus), Source: deref(d.Source),
+			ReportedAt: d.ReportedAt.UTC()}
+		if d.OcppConnectorId != nil {
+			n := &chargenet.StatusNotification{ChargeboxID: d.ChargeboxId, ConnectorID: *d.OcppConnectorId, Status: deref(d.OcppStatus)}
+			if d.ErrorCode != nil {
+				n.ErrorCode = chargenet.ErrorCode(*d.ErrorCode)
+			}
+			p.Notification = n
+		}
+		return p, nil
+	}
+	return nil, fmt.Errorf("event %s: %s is not an inventory event", ev.ID, ev.Type)
+}
+
+// deref returns *s, or "" when s is nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // EncodeEvents sets the Data of every event that has a Payload (see EventData).

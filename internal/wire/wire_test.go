@@ -105,3 +105,55 @@ func TestTimesAndVersions(t *testing.T) {
 		assert.Regexp(t, sixDigits, decode(t, body)["timestamp"], ev.Type)
 	}
 }
+
+// TestEventPayload checks that the payload read back from an inventory event's data
+// says what the data says (encoded again, it is the same data) and has the event's
+// subject, for every inventory type; and that another type is refused.
+func TestEventPayload(t *testing.T) {
+	at := time.Date(2026, 11, 1, 11, 0, 0, 123456000, time.UTC)
+	inv := chargenet.DemoInventory(at)
+	e := inv.EVSEs[3] // 1004: a deleted connector and one with an error
+	e.Version = 7
+	l := inv.Locations[1]
+	l.Version, l.EvseUIDs = 3, []int64{1003, 1004}
+	deleted := at.Add(time.Second)
+	gone := l
+	gone.DeletedAt = &deleted
+	moved := e
+	moved.LocationID = ""
+	notification := &chargenet.StatusNotification{ChargeboxID: e.ChargeboxID, ConnectorID: 2, Status: "Faulted",
+		ErrorCode: chargenet.ErrorCode("GroundFailure")}
+	for _, c := range []struct {
+		typ     string
+		payload chargenet.EventPayload
+	}{
+		{chargenet.EventLocationCreated, chargenet.LocationPayload{Location: l}},
+		{chargenet.EventLocationDeleted, chargenet.LocationPayload{Location: gone}},
+		{chargenet.EventEVSEUpdated, chargenet.EVSEPayload{EVSE: e, PreviousLocationID: "LOC-0001"}},
+		{chargenet.EventEVSERemoved, chargenet.EVSEPayload{EVSE: moved}},
+		{chargenet.EventConnectorUpdated, chargenet.ConnectorPayload{EVSE: e, ConnectorID: 2}},
+		{chargenet.EventConnectorDeleted, chargenet.ConnectorPayload{EVSE: e, ConnectorID: 4}},
+		{chargenet.EventStatusChanged, chargenet.StatusPayload{EVSE: e, Previous: chargenet.StatusAvailable,
+			Source: chargenet.SourceChargebox, ReportedAt: at, Notification: notification}},
+		{chargenet.EventStatusChanged, chargenet.StatusPayload{EVSE: e, Previous: chargenet.StatusAvailable,
+			Source: chargenet.SourceOperator, ReportedAt: at}},
+	} {
+		t.Run(c.typ, func(t *testing.T) {
+			sent := chargenet.Event{ID: "evt_1", Type: c.typ, Payload: c.payload, Actor: "emsp-acme"}
+			data, err := wire.EventData(&sent)
+			require.NoError(t, err)
+			logged := chargenet.Event{ID: sent.ID, Type: sent.Type, Data: data, Actor: sent.Actor}
+			p, err := wire.EventPayload(&logged)
+			require.NoError(t, err)
+			again, err := wire.EventData(&chargenet.Event{ID: sent.ID, Type: sent.Type, Payload: p, Actor: sent.Actor})
+			require.NoError(t, err)
+			assert.JSONEq(t, string(data), string(again))
+			logged.Payload = p
+			assert.Equal(t, chargenet.EventSubject(&sent), chargenet.EventSubject(&logged))
+		})
+	}
+	_, err := wire.EventPayload(&chargenet.Event{ID: "evt_2", Type: chargenet.EventChargeboxConnected, Data: []byte(`{}`)})
+	assert.Error(t, err)
+	_, err = wire.EventPayload(&chargenet.Event{ID: "evt_3", Type: chargenet.EventEVSEUpdated, Data: []byte(`{"uid": "x"}`)})
+	assert.Error(t, err)
+}

@@ -1,4 +1,4 @@
-package server
+package httpcheck
 
 import (
 	"bytes"
@@ -19,33 +19,28 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
-	"github.com/labstack/echo/v4"
 )
 
-type ctxKey int
-
-const echoContextKey ctxKey = iota
-
-const allowKey = "chargenet.allow"
-
-// validator checks every request against the contract before a handler sees it: the
-// route, the security requirement (through authenticate), parameters and body.
-type validator struct {
+// Validator checks requests against a contract before a handler sees them: the route,
+// the security requirement (through the contract's AuthenticationFunc), parameters and
+// body. Create it with NewValidator; it is safe for concurrent use.
+type Validator struct {
 	router  routers.Router
 	options *openapi3filter.Options
 	allowed map[string][]string // path template -> methods, for 405's Allow header
-	doc     *openapi3.T
 }
 
-func newValidator(doc *openapi3.T, auth openapi3filter.AuthenticationFunc) (*validator, error) {
+// NewValidator returns the Validator of doc, whose security requirements auth checks.
+// It matches requests on their path only, whatever Host they name (doc's servers are
+// dropped). It returns an error when doc's paths cannot be routed.
+func NewValidator(doc *openapi3.T, auth openapi3filter.AuthenticationFunc) (*Validator, error) {
 	doc.Servers = nil // match on path only, whatever Host the client used
 	router, err := legacy.NewRouter(doc)
 	if err != nil {
 		return nil, fmt.Errorf("building the request router from the contract: %w", err)
 	}
-	v := &validator{
+	v := &Validator{
 		router: router,
-		doc:    doc,
 		options: &openapi3filter.Options{
 			AuthenticationFunc: auth,
 			KeepValidatedValue: true,
@@ -62,58 +57,66 @@ func newValidator(doc *openapi3.T, auth openapi3filter.AuthenticationFunc) (*val
 	return v, nil
 }
 
-func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		req := c.Request()
-		route, params, err := v.router.FindRoute(req)
-		if err == nil && hasEmpty(params) {
-			// The router lets a template's last parameter match nothing ("/v1/locations"
-			// for "/v1/locations/{id}"): that is not the operation's path.
-			err = errNoRoute
-		}
-		if err != nil {
-			for path, methods := range v.allowed {
-				if matchesTemplate(req.URL.Path, path) {
-					c.Set(allowKey, strings.Join(methods, ", "))
-					return newError(http.StatusMethodNotAllowed, chargenet.CodeMethodNotAllowed, "",
-						"method %s is not allowed on %s; allowed: %s", req.Method, req.URL.Path, strings.Join(methods, ", "))
-				}
+// Allowed returns the methods of each path template of the contract, sorted: the Allow
+// header of a 405 on a path that fits the template. The map is the Validator's; do not
+// change it.
+func (v *Validator) Allowed() map[string][]string { return v.allowed }
+
+// Check validates req against the contract; ctx is what the AuthenticationFunc gets.
+// It reads a body the operation takes and puts an equal one back. Errors: an *Error
+// naming the parameter or body field (400, 415), 404 for a path of no operation, 405
+// (with Allow) for a method the path does not take; the AuthenticationFunc's error when
+// it is an *Error or an unavailable store's (see validationError).
+func (v *Validator) Check(ctx context.Context, req *http.Request) error {
+	route, params, err := v.router.FindRoute(req)
+	if err == nil && hasEmpty(params) {
+		// The router lets a template's last parameter match nothing ("/v1/locations"
+		// for "/v1/locations/{id}"): that is not the operation's path.
+		err = errNoRoute
+	}
+	if err != nil {
+		for path, methods := range v.allowed {
+			if MatchesTemplate(req.URL.Path, path) {
+				allow := strings.Join(methods, ", ")
+				e := Errorf(http.StatusMethodNotAllowed, chargenet.CodeMethodNotAllowed, "",
+					"method %s is not allowed on %s; allowed: %s", req.Method, req.URL.Path, allow)
+				e.Allow = allow
+				return e
 			}
-			return newError(http.StatusNotFound, chargenet.CodeNotFound, "", "no operation at %s %s", req.Method, req.URL.Path)
 		}
-		input := &openapi3filter.RequestValidationInput{
-			Request:    req,
-			PathParams: params,
-			Route:      route,
-			Options:    v.options,
-		}
-		var body []byte
-		if req.Body != nil && req.Body != http.NoBody && route.Operation.RequestBody != nil {
-			// Kept to look for duplicate keys, which decoding into a value hides.
-			if body, err = io.ReadAll(req.Body); err != nil {
-				return validationError(err)
-			}
-			req.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		ctx := context.WithValue(req.Context(), echoContextKey, c)
-		rawQuery := req.URL.RawQuery // the validator writes defaults into the query
-		if err := openapi3filter.ValidateRequest(ctx, input); err != nil {
+		return Errorf(http.StatusNotFound, chargenet.CodeNotFound, "", "no operation at %s %s", req.Method, req.URL.Path)
+	}
+	input := &openapi3filter.RequestValidationInput{
+		Request:    req,
+		PathParams: params,
+		Route:      route,
+		Options:    v.options,
+	}
+	var body []byte
+	if req.Body != nil && req.Body != http.NoBody && route.Operation.RequestBody != nil {
+		// Kept to look for duplicate keys, which decoding into a value hides.
+		if body, err = io.ReadAll(req.Body); err != nil {
 			return validationError(err)
 		}
-		// After authentication: the answer carries the key's rate limit headers.
-		if name, empty := emptyQueryParameter(rawQuery); empty {
-			code := chargenet.CodeInvalidParameter
-			if name == "cursor" {
-				code = chargenet.CodeInvalidCursor
-			}
-			return newError(http.StatusBadRequest, code, name, "query parameter %q has no value; leave it out to start at the first page or use the default", name)
-		}
-		if key, path := duplicateKey(body); key != "" {
-			return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, path,
-				"request body: key %q appears more than once%s; send each field once", key, at(path))
-		}
-		return next(c)
+		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
+	rawQuery := req.URL.RawQuery // the validator writes defaults into the query
+	if err := openapi3filter.ValidateRequest(ctx, input); err != nil {
+		return validationError(err)
+	}
+	// After authentication: the answer carries the key's rate limit headers.
+	if name, empty := emptyQueryParameter(rawQuery); empty {
+		code := chargenet.CodeInvalidParameter
+		if name == "cursor" {
+			code = chargenet.CodeInvalidCursor
+		}
+		return Errorf(http.StatusBadRequest, code, name, "query parameter %q has no value; leave it out to start at the first page or use the default", name)
+	}
+	if key, path := duplicateKey(body); key != "" {
+		return Errorf(http.StatusBadRequest, chargenet.CodeInvalidBody, path,
+			"request body: key %q appears more than once%s; send each field once", key, at(path))
+	}
+	return nil
 }
 
 // duplicateKey returns the first object key that appears twice in the same object of
@@ -240,26 +243,8 @@ func at(path string) string {
 	return fmt.Sprintf(" in object %q", path)
 }
 
-// matchesTemplate reports whether a concrete path fits a path template of the contract.
-func matchesTemplate(path, template string) bool {
-	ps, ts := strings.Split(path, "/"), strings.Split(template, "/")
-	if len(ps) != len(ts) {
-		return false
-	}
-	for i := range ts {
-		if strings.HasPrefix(ts[i], "{") {
-			if ps[i] == "" { // an empty segment is no value of a path parameter
-				return false
-			}
-		} else if ts[i] != ps[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // validationError turns what openapi3filter reports into an *Error (or passes through
-// what authenticate returned), naming the parameter or body field.
+// what the AuthenticationFunc returned), naming the parameter or body field.
 func validationError(err error) error {
 	var sre *openapi3filter.SecurityRequirementsError
 	if errors.As(err, &sre) {
@@ -269,7 +254,7 @@ func validationError(err error) error {
 				return e
 			}
 		}
-		return newError(http.StatusForbidden, chargenet.CodeUnauthorized, "Authorization", "a valid API key is required")
+		return Errorf(http.StatusForbidden, chargenet.CodeUnauthorized, "Authorization", "a valid API key is required")
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -277,18 +262,18 @@ func validationError(err error) error {
 	}
 	var re *openapi3filter.RequestError
 	if !errors.As(err, &re) {
-		return err // unexpected: describe makes it a 500 and the log keeps the detail
+		return err // unexpected: the interface answers it as an internal error and logs the detail
 	}
 	if p := re.Parameter; p != nil {
 		code := chargenet.CodeInvalidParameter
 		if p.Name == "cursor" && p.In == openapi3.ParameterInQuery {
 			code = chargenet.CodeInvalidCursor
 		}
-		return newError(http.StatusBadRequest, code, p.Name, "%s parameter %q: %s", p.In, p.Name, reason(re))
+		return Errorf(http.StatusBadRequest, code, p.Name, "%s parameter %q: %s", p.In, p.Name, reason(re))
 	}
 	if strings.HasPrefix(re.Reason, "header Content-Type has unexpected value") {
 		ct := re.Input.Request.Header.Get("Content-Type")
-		return newError(http.StatusUnsupportedMediaType, chargenet.CodeUnsupportedMediaType, "Content-Type",
+		return Errorf(http.StatusUnsupportedMediaType, chargenet.CodeUnsupportedMediaType, "Content-Type",
 			"request body has Content-Type %q; only application/json is accepted", ct)
 	}
 	var se *openapi3.SchemaError
@@ -302,14 +287,14 @@ func validationError(err error) error {
 		}
 		field := fieldPath(path)
 		if field == "" {
-			return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body: %s", schemaReason(se))
+			return Errorf(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body: %s", SchemaReason(se))
 		}
-		return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, field, "request body: field %q: %s", field, schemaReason(se))
+		return Errorf(http.StatusBadRequest, chargenet.CodeInvalidBody, field, "request body: field %q: %s", field, SchemaReason(se))
 	}
 	if errors.Is(re.Err, openapi3filter.ErrInvalidRequired) {
-		return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
+		return Errorf(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
-	return newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body: %s", reason(re))
+	return Errorf(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body: %s", reason(re))
 }
 
 // fieldPath writes a JSON pointer's segments as a field path: "event_types[0].type".
@@ -332,7 +317,7 @@ func fieldPath(segments []string) string {
 func reason(re *openapi3filter.RequestError) string {
 	var se *openapi3.SchemaError
 	if errors.As(re.Err, &se) {
-		return schemaReason(se)
+		return SchemaReason(se)
 	}
 	msg := re.Reason
 	if re.Err != nil {
@@ -363,7 +348,9 @@ func rootMessage(err error) string {
 	return "(" + msg + ")"
 }
 
-func schemaReason(se *openapi3.SchemaError) string {
+// SchemaReason is what a schema error says of the value it refused, without the schema
+// dump: its reason, or the schema field it failed.
+func SchemaReason(se *openapi3.SchemaError) string {
 	if se.Reason != "" {
 		return se.Reason
 	}

@@ -1,21 +1,24 @@
-package server_test
+package ocpi_test
 
 import (
 	"net/http"
 	"net/url"
 	"testing"
+
+	"github.com/chargenet/chargenet/internal/apitest"
+	"github.com/chargenet/chargenet/internal/ocpienv"
 )
 
 // ocpiTokens are the tokens the OCPI fuzzers pick from: the registered partner's, the
 // waiting partner's registration token, an unknown one, none.
-var ocpiTokens = []string{ocpiTokenC, ocpiTokenA, "unknown-token", ""}
+var ocpiTokens = []string{ocpienv.TokenC, ocpienv.TokenA, "unknown-token", ""}
 
 // FuzzOCPICredentials sends arbitrary bodies with every method and token to the
 // credentials module: never a 5xx, always the OCPI contract's answer, and nothing
 // written unless the answer is 1000 (a handshake chargenet starts cannot reach the
 // partner here, so none is).
 func FuzzOCPICredentials(f *testing.F) {
-	v := newOCPIEnv(f, ":memory:")
+	v := ocpienv.New(f, ":memory:")
 	for _, s := range []struct {
 		method, token uint8
 		body          string
@@ -35,21 +38,21 @@ func FuzzOCPICredentials(f *testing.F) {
 	f.Fuzz(func(t *testing.T, method, token uint8, body []byte) {
 		m := []string{http.MethodPost, http.MethodPut, http.MethodGet, http.MethodDelete, http.MethodPatch}[int(method)%5]
 		tok := ocpiTokens[int(token)%len(ocpiTokens)]
-		if m == http.MethodDelete && tok == ocpiTokenC {
+		if m == http.MethodDelete && tok == ocpienv.TokenC {
 			m = http.MethodGet // unregistering is a legitimate write, tested elsewhere
 		}
-		req := ocpiRequest(m, "/ocpi/2.2.1/credentials", tok, body)
+		req := ocpienv.Request(m, "/ocpi/2.2.1/credentials", tok, body)
 		if len(body) == 0 {
-			req = ocpiRequest(m, "/ocpi/2.2.1/credentials", tok, nil)
+			req = ocpienv.Request(m, "/ocpi/2.2.1/credentials", tok, nil)
 		}
-		v.serve(t, req)
+		v.Serve(t, req)
 	})
 }
 
 // FuzzOCPILocations sends arbitrary queries and path segments to the Locations module:
 // 200, 400, 401 or 404 only, as the OCPI contract documents them.
 func FuzzOCPILocations(f *testing.F) {
-	v := newOCPIEnv(f, ":memory:")
+	v := ocpienv.New(f, ":memory:")
 	for _, s := range []struct {
 		query, location, evse, connector string
 		token                            uint8
@@ -76,9 +79,9 @@ func FuzzOCPILocations(f *testing.F) {
 			}
 			target += "/" + url.PathEscape(seg)
 		}
-		req := ocpiRequest(http.MethodGet, target, ocpiTokens[int(token)%len(ocpiTokens)], nil)
+		req := ocpienv.Request(http.MethodGet, target, ocpiTokens[int(token)%len(ocpiTokens)], nil)
 		req.URL.RawQuery = query
-		rec, _ := v.serve(t, req)
+		rec, _ := v.Serve(t, req)
 		switch rec.Code {
 		case http.StatusOK, http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound:
 		default:
@@ -90,20 +93,20 @@ func FuzzOCPILocations(f *testing.F) {
 // FuzzOCPIAuthorization sends arbitrary Authorization headers: 200 for a token that
 // opens the operation, 401 otherwise, never anything else.
 func FuzzOCPIAuthorization(f *testing.F) {
-	v := newOCPIEnv(f, ":memory:")
-	for _, h := range []string{"Token " + ocpiTokenC, "Token Y3JlZGVudGlhbHMtdG9rZW4tb2YtZW1zcC1h", "token " + ocpiTokenA,
-		"Token", "Token  ", "Bearer x", "Token =====", "Token \xff\xfe", "Token " + ocpiTokenC + " extra"} {
+	v := ocpienv.New(f, ":memory:")
+	for _, h := range []string{"Token " + ocpienv.TokenC, "Token Y3JlZGVudGlhbHMtdG9rZW4tb2YtZW1zcC1h", "token " + ocpienv.TokenA,
+		"Token", "Token  ", "Bearer x", "Token =====", "Token \xff\xfe", "Token " + ocpienv.TokenC + " extra"} {
 		f.Add(h, uint8(0))
 		f.Add(h, uint8(1))
 	}
 	f.Fuzz(func(t *testing.T, header string, path uint8) {
-		if !httpHeaderValue(header) {
+		if !apitest.HeaderValue(header) {
 			return
 		}
 		target := []string{"/ocpi/versions", "/ocpi/2.2.1/locations?limit=1"}[int(path)%2]
-		req := ocpiRequest(http.MethodGet, target, "", nil)
+		req := ocpienv.Request(http.MethodGet, target, "", nil)
 		req.Header.Set("Authorization", header)
-		rec, _ := v.serve(t, req)
+		rec, _ := v.Serve(t, req)
 		if rec.Code != http.StatusOK && rec.Code != http.StatusUnauthorized {
 			t.Fatalf("Authorization %q answered %d", header, rec.Code)
 		}
