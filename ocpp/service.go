@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/intake"
 	"github.com/gorilla/websocket"
 	"github.com/lorenzodonini/ocpp-go/ocpp"
 	ocpp16 "github.com/lorenzodonini/ocpp-go/ocpp1.6"
@@ -64,8 +65,14 @@ type Config struct {
 	Addr string
 	// TLS, when set, serves wss:// (OCPP Security Profile 2).
 	TLS *tls.Config
-	// Store takes the status notifications, and keeps registrations and connections.
+	// Store keeps registrations, connections and availability requests.
 	Store Store
+	// Intake applies the boxes' messages (status notifications) as it applies the HTTP
+	// ingestion's; give it Deliver (intake.Config.Deliver) so that the availability the
+	// operator sets reaches the boxes connected here at once. Nil builds one over
+	// Store with Now and Logger, delivering to this service, without metrics or
+	// tracing.
+	Intake *intake.Service
 	// Heartbeat is the interval a BootNotification is answered with.
 	Heartbeat time.Duration
 	// OfflineAfter closes a connection from which nothing came for that long; its EVSEs
@@ -128,12 +135,13 @@ func (c *Config) Validate() error {
 }
 
 // Service is the OCPP-J endpoint: charge boxes connect to it over OCPP 1.6 or 2.0.1,
-// their status notifications go through the store as the HTTP ingestion's do, their
-// connections are recorded, and the availability the operator sets is passed on to
-// them. Create it with New, then Serve; Close ends it.
+// their status notifications take the application path (intake) as the HTTP
+// ingestion's do, their connections are recorded, and the availability the operator
+// sets is passed on to them. Create it with New, then Serve; Close ends it.
 type Service struct {
 	cfg    Config
 	log    *slog.Logger
+	intake *intake.Service
 	t      *transport
 	cs16   ocpp16.CentralSystem
 	csms   ocpp2.CSMS
@@ -163,7 +171,14 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, boxes: map[int64]*conn{}, inflight: map[availabilityKey]bool{}}
+	s := &Service{cfg: cfg, log: cfg.Logger, intake: cfg.Intake, boxes: map[int64]*conn{},
+		inflight: map[availabilityKey]bool{}}
+	if s.intake == nil {
+		var err error
+		if s.intake, err = intake.New(intake.Config{Store: cfg.Store, Now: cfg.Now, Logger: cfg.Logger, Deliver: s.Deliver}); err != nil {
+			return nil, fmt.Errorf("ocpp: %w", err)
+		}
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	setLibraryLogger(cfg.Logger)
 	ping := min(maxPing, cfg.OfflineAfter/3)
@@ -334,7 +349,7 @@ func (s *Service) ready(identity string) {
 	go func() {
 		ctx, cancel := context.WithTimeout(s.ctx, messageTimeout)
 		defer cancel()
-		owed, err := s.cfg.Store.OweAvailability(ctx, c.box, s.now())
+		owed, err := s.intake.Owed(ctx, c.box)
 		if err != nil {
 			if !errors.Is(err, chargenet.ErrNotFound) && s.ctx.Err() == nil {
 				s.log.Warn("ocpp: reading what a box owes failed", "identity", identity, "error", err.Error())
@@ -379,22 +394,18 @@ func (s *Service) booted(identity string, boot chargenet.BootInfo) (err error) {
 	return s.ocppError(identity, "BootNotification", err)
 }
 
-// notify applies a status notification of the box through the store and returns once
-// it is committed.
+// notify applies a status notification n of the box, as decoded, through the
+// application path and returns once it is committed.
 func (s *Service) notify(identity string, n *chargenet.StatusNotification) (err error) {
 	defer s.recovered(identity, "StatusNotification", &err)
 	c, err := s.connOf(identity)
 	if err != nil {
 		return err
 	}
-	now := s.now()
 	n.ChargeboxID = c.box
-	if n.Timestamp.IsZero() {
-		n.Timestamp = now
-	}
 	ctx, cancel := context.WithTimeout(s.ctx, messageTimeout)
 	defer cancel()
-	_, err = s.cfg.Store.ApplyStatusNotification(ctx, n, chargenet.ChargeboxActor(identity), now)
+	_, err = s.intake.StatusNotification(ctx, intake.Chargebox(identity), n)
 	return s.ocppError(identity, "StatusNotification", err)
 }
 
@@ -550,22 +561,17 @@ func (s *Service) check(c *conn, owed bool) {
 	}
 }
 
-// Owe records what charge box id owes after the operator changed an EVSE's availability
-// (server.Config.Availability) and sends it when the box is connected here; another
-// server holding its connection learns it from the store (ChargeboxSignals, or its next
-// sweep). ErrNotFound when the box is not registered.
-func (s *Service) Owe(ctx context.Context, id int64) error {
-	pending, err := s.cfg.Store.OweAvailability(ctx, id, s.now())
-	if err != nil {
-		return err
-	}
+// Deliver sends owed, the availability requests charge box id owes (intake.Service.Owed,
+// after the operator changed an EVSE's availability), to the box when its connection is
+// held here; another server holding it learns them from the store (ChargeboxSignals, or
+// its next sweep). It is the hook intake.Config.Deliver.
+func (s *Service) Deliver(id int64, owed []chargenet.AvailabilityRequest) {
 	s.mu.Lock()
 	c := s.boxes[id]
 	s.mu.Unlock()
 	if c != nil {
-		s.deliver(c, pending)
+		s.deliver(c, owed)
 	}
-	return nil
 }
 
 // sendPending sends every pending request whose box is connected here.

@@ -67,8 +67,8 @@ func (h v16) OnHeartbeat(string, *core.HeartbeatRequest) (*core.HeartbeatConfirm
 	return core.NewHeartbeatConfirmation(h.now()), nil
 }
 
-// OnStatusNotification applies the notification through the store, as the HTTP
-// ingestion does, and answers once it is committed.
+// OnStatusNotification applies the notification through the application path
+// (intake), as the HTTP ingestion does, and answers once it is committed.
 func (h v16) OnStatusNotification(id string, req *core.StatusNotificationRequest) (*core.StatusNotificationConfirmation, error) {
 	n := &chargenet.StatusNotification{Protocol: chargenet.ProtocolOCPP16, ConnectorID: req.ConnectorId, Status: string(req.Status),
 		ErrorCode: chargenet.ErrorCode(req.ErrorCode), Info: req.Info, VendorErrorCode: req.VendorErrorCode}

@@ -84,8 +84,8 @@ func (h v201) OnHeartbeat(string, *availability.HeartbeatRequest) (*availability
 	return availability.NewHeartbeatResponse(*h.now()), nil
 }
 
-// OnStatusNotification applies the notification through the store, as the HTTP
-// ingestion does, and answers once it is committed. A 2.0.1 station reports no error
+// OnStatusNotification applies the notification through the application path
+// (intake), as the HTTP ingestion does, and answers once it is committed. A 2.0.1 station reports no error
 // codes in it: the connector errors are cleared (NoError).
 func (h v201) OnStatusNotification(id string, req *availability.StatusNotificationRequest) (*availability.StatusNotificationResponse, error) {
 	n := &chargenet.StatusNotification{Protocol: chargenet.ProtocolOCPP201, EVSE: req.EvseID, ConnectorID: req.ConnectorID,

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -96,12 +95,7 @@ func (s *Server) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObject
 	if err != nil {
 		return nil, err
 	}
-	if e.Status != before && (e.Status == chargenet.StatusInoperative || before == chargenet.StatusInoperative) && s.availability != nil {
-		if err := s.availability(ctx, e.ChargeboxID); err != nil && !errors.Is(err, chargenet.ErrNotFound) {
-			s.log.Warn("asking the charge box to follow the EVSE's availability failed; it is asked again when it reconnects",
-				"uid", e.UID, "chargeboxId", e.ChargeboxID, "error", err.Error())
-		}
-	}
+	s.intake.EVSEChanged(ctx, before, e)
 	etag := e.ETag()
 	return gen.UpdateEvse200JSONResponse{Body: wire.EVSE(e), Headers: gen.UpdateEvse200ResponseHeaders{ETag: &etag}}, nil
 }

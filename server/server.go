@@ -18,6 +18,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/health"
+	"github.com/chargenet/chargenet/intake"
 	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/ocpi"
@@ -64,11 +65,12 @@ type Config struct {
 	// OCPI, when set, is served under /ocpi (see registerOCPI); nil serves nothing there
 	// (404).
 	OCPI *ocpi.Service
-	// Availability is called after a PATCH moved an EVSE of charge box chargeboxID into
-	// or out of INOPERATIVE, so that the box is asked to follow (package ocpp); nil does
-	// nothing. It runs after the commit; its error is logged and the PATCH answers as
-	// committed.
-	Availability func(ctx context.Context, chargeboxID int64) error
+	// Intake is the application path of the charge boxes' messages (status
+	// notifications), shared with the OCPP listener, and of the rule that passes the
+	// operator's availability on to the boxes (after a PATCH moved an EVSE into or out
+	// of INOPERATIVE). Nil builds one over Store with Metrics, Now and Logger and
+	// without Deliver: the operator's availability is passed on to no box.
+	Intake *intake.Service
 }
 
 // Server implements the contract's operations over a Store.
@@ -84,7 +86,7 @@ type Server struct {
 	allowInsecureWebhooks bool
 	notify                func()
 	metrics               *metrics.Metrics
-	availability          func(ctx context.Context, chargeboxID int64) error
+	intake                *intake.Service
 	log                   *slog.Logger
 }
 
@@ -114,10 +116,14 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Notify == nil {
 		cfg.Notify = func() {}
 	}
+	if cfg.Intake == nil {
+		if cfg.Intake, err = intake.New(intake.Config{Store: cfg.Store, Metrics: cfg.Metrics, Now: cfg.Now, Logger: cfg.Logger}); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
 	s := &Server{store: cfg.Store, keys: cfg.Keys, cursors: cfg.Cursors, now: cfg.Now, catalogue: types,
 		allowInsecureWebhooks: cfg.AllowInsecureWebhooks, notify: cfg.Notify, metrics: cfg.Metrics,
-		typeIndex:    make(map[string]*chargenet.EventType, len(types)),
-		availability: cfg.Availability, log: cfg.Logger}
+		typeIndex: make(map[string]*chargenet.EventType, len(types)), intake: cfg.Intake, log: cfg.Logger}
 	for i := range types {
 		s.typeIndex[types[i].Type] = &types[i]
 	}

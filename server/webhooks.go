@@ -162,32 +162,6 @@ func (s *Server) ListWebhookDeliveries(ctx context.Context, req gen.ListWebhookD
 	return gen.ListWebhookDeliveries200JSONResponse{Body: out}, nil
 }
 
-// IngestStatusNotification answers POST
-// /internal/v1/chargeboxes/{chargeboxId}/status-notifications.
-func (s *Server) IngestStatusNotification(ctx context.Context, req gen.IngestStatusNotificationRequestObject) (gen.IngestStatusNotificationResponseObject, error) {
-	if req.Body == nil {
-		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
-	}
-	now := s.now().UTC()
-	n := &chargenet.StatusNotification{ChargeboxID: req.ChargeboxId, ConnectorID: req.Body.ConnectorId,
-		Status: string(req.Body.Status), ErrorCode: chargenet.ErrorCode(req.Body.ErrorCode), Info: deref(req.Body.Info),
-		VendorErrorCode: deref(req.Body.VendorErrorCode), Timestamp: now}
-	if req.Body.Timestamp != nil {
-		n.Timestamp = req.Body.Timestamp.UTC()
-	}
-	res, err := s.store.ApplyStatusNotification(ctx, n, actor(ctx), now)
-	s.metrics.StatusNotification(notificationResult(res, err))
-	if err != nil {
-		return nil, err
-	}
-	out := gen.StatusNotificationResult{Applied: res.Applied, Reason: optional(res.Reason), Evses: make([]gen.EvseStatusResult, len(res.EVSEs))}
-	for i, c := range res.EVSEs {
-		out.Evses[i] = gen.EvseStatusResult{Uid: c.UID, Status: gen.EvseStatus(c.Status), PreviousStatus: gen.EvseStatus(c.Previous),
-			Version: c.Version, Reason: optional(c.Reason)}
-	}
-	return gen.IngestStatusNotification200JSONResponse{Body: out}, nil
-}
-
 func subscriptionsFromAPI(in []gen.WebhookSubscription) []chargenet.Subscription {
 	out := make([]chargenet.Subscription, len(in))
 	for i, sub := range in {
