@@ -146,6 +146,7 @@ type Service struct {
 	cs16   ocpp16.CentralSystem
 	csms   ocpp2.CSMS
 	writer *stateWriter
+	group  *group // every goroutine of the service, and its handlers' work
 
 	ctx    context.Context // ends when the service is closed
 	cancel context.CancelFunc
@@ -155,7 +156,6 @@ type Service struct {
 	inflight map[availabilityKey]bool
 
 	ln       net.Listener
-	loops    sync.WaitGroup
 	closeErr error
 	closed   sync.Once
 }
@@ -171,7 +171,7 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, intake: cfg.Intake, boxes: map[int64]*conn{},
+	s := &Service{cfg: cfg, log: cfg.Logger, intake: cfg.Intake, group: newGroup(), boxes: map[int64]*conn{},
 		inflight: map[availabilityKey]bool{}}
 	if s.intake == nil {
 		var err error
@@ -184,7 +184,7 @@ func New(cfg Config) (*Service, error) {
 	ping := min(maxPing, cfg.OfflineAfter/3)
 	s.t = newTransport(transportConfig{MaxMessage: cfg.MaxMessage, HandshakeTimeout: cfg.HandshakeTimeout,
 		PingInterval: ping, IdleTimeout: cfg.OfflineAfter, WriteTimeout: cfg.WriteTimeout, Rate: cfg.Rate, Burst: cfg.Burst},
-		transportHooks{authenticate: s.authenticate, connected: s.connected, disconnected: s.disconnected}, cfg.Logger)
+		transportHooks{authenticate: s.authenticate, connected: s.connected, disconnected: s.disconnected}, s.group, cfg.Logger)
 	s.cs16 = s.newCentralSystem(s.t.endpoint(chargenet.ProtocolOCPP16))
 	s.csms = s.newCSMS(s.t.endpoint(chargenet.ProtocolOCPP201))
 	s.writer = newStateWriter(cfg.Store, cfg.Logger)
@@ -211,12 +211,11 @@ func (s *Service) Serve() error {
 	if err != nil {
 		s.log.Warn("ocpp: reading the registrations' epoch failed", "error", err.Error())
 	}
-	s.writer.start(&s.loops)
-	s.loops.Add(4)
-	go func() { defer s.loops.Done(); s.every(s.seenFlush(), s.flushSeen) }()
-	go func() { defer s.loops.Done(); s.every(s.seenFlush(), s.expire) }()
-	go func() { defer s.loops.Done(); s.watchEpoch(epoch) }()
-	go func() { defer s.loops.Done(); s.every(pendingSweep, s.sendPending) }()
+	s.writer.start(s.group)
+	s.group.Go(func() { s.every(s.seenFlush(), s.flushSeen) })
+	s.group.Go(func() { s.every(s.seenFlush(), s.expire) })
+	s.group.Go(func() { s.watchEpoch(epoch) })
+	s.group.Go(func() { s.every(pendingSweep, s.sendPending) })
 	if sig, ok := s.cfg.Store.(chargenet.ChargeboxSignals); ok {
 		sig.OnChargeboxSignal(s.signalled)
 	}
@@ -231,16 +230,22 @@ func (s *Service) Serve() error {
 }
 
 // Close stops accepting connections and closes every connection with 1001 (going away),
-// waiting up to ctx for them to end. It does not record their end: a box that does not
-// come back within the offline timeout is ended by the next server to run.
+// then ends the background work, and waits up to ctx until every goroutine the service
+// started, and every message being handled, has ended; past ctx it returns ctx's error.
+// It does not record the connections' end: a box that does not come back within the
+// offline timeout is ended by the next server to run.
 func (s *Service) Close(ctx context.Context) error {
 	s.closed.Do(func() {
-		s.closeErr = s.t.close(ctx)
+		s.group.stop() // nothing new starts
+		err := s.t.close(ctx)
 		s.cancel()
 		s.writer.close()
-		s.loops.Wait()
+		if werr := s.group.wait(ctx); err == nil {
+			err = werr
+		}
 		s.cs16.Stop()
 		s.csms.Stop()
+		s.closeErr = err
 	})
 	return s.closeErr
 }
@@ -346,7 +351,7 @@ func (s *Service) ready(identity string) {
 		return
 	}
 	c.ready.Store(true)
-	go func() {
+	s.group.Go(func() {
 		ctx, cancel := context.WithTimeout(s.ctx, messageTimeout)
 		defer cancel()
 		owed, err := s.intake.Owed(ctx, c.box)
@@ -357,7 +362,7 @@ func (s *Service) ready(identity string) {
 			return
 		}
 		s.deliver(c, owed)
-	}()
+	})
 }
 
 // connOf returns the connection of identity for a message's handler.
@@ -379,9 +384,23 @@ func (s *Service) recovered(identity, action string, err *error) {
 	}
 }
 
+// handling counts the work of a message's handler, which runs on a goroutine of the
+// OCPP layer, so that Close waits for it; call s.group.leave when it is done. Once the
+// service is closing, it returns the InternalError answering the message instead.
+func (s *Service) handling() error {
+	if !s.group.enter() {
+		return ocpp.NewError(ocppj.InternalError, "the service is closing; retry later", "")
+	}
+	return nil
+}
+
 // booted records a box's boot information.
 func (s *Service) booted(identity string, boot chargenet.BootInfo) (err error) {
 	defer s.recovered(identity, "BootNotification", &err)
+	if err := s.handling(); err != nil {
+		return err
+	}
+	defer s.group.leave()
 	c, err := s.connOf(identity)
 	if err != nil {
 		return err
@@ -398,6 +417,10 @@ func (s *Service) booted(identity string, boot chargenet.BootInfo) (err error) {
 // application path and returns once it is committed.
 func (s *Service) notify(identity string, n *chargenet.StatusNotification) (err error) {
 	defer s.recovered(identity, "StatusNotification", &err)
+	if err := s.handling(); err != nil {
+		return err
+	}
+	defer s.group.leave()
 	c, err := s.connOf(identity)
 	if err != nil {
 		return err
@@ -512,7 +535,7 @@ func (s *Service) signalled(id int64) {
 	c := s.boxes[id]
 	s.mu.Unlock()
 	if c != nil {
-		go s.check(c, true)
+		s.group.Go(func() { s.check(c, true) })
 	}
 }
 

@@ -69,10 +69,11 @@ var errUnauthorized = errors.New("unknown identity or wrong password")
 // one replaces the old), and hands frames to the OCPP-J layer of the subprotocol the box
 // chose through an endpoint (ocpp-go's ws.WsServer). Each connection costs one
 // goroutine, its read loop; writes happen on the writer's goroutine under the
-// connection's lock.
+// connection's lock. Its goroutines run in the service's group.
 type transport struct {
 	cfg      transportConfig
 	hooks    transportHooks
+	group    *group
 	log      *slog.Logger
 	upgrader websocket.Upgrader
 	http     *http.Server
@@ -83,13 +84,13 @@ type transport struct {
 	closing   bool
 
 	stopPing chan struct{}
-	pinged   chan struct{}
 }
 
-// newTransport returns a transport; add an endpoint per subprotocol, then serve.
-func newTransport(cfg transportConfig, hooks transportHooks, log *slog.Logger) *transport {
-	t := &transport{cfg: cfg, hooks: hooks, log: log, conns: map[string]*conn{}, endpoints: map[string]*endpoint{},
-		stopPing: make(chan struct{}), pinged: make(chan struct{})}
+// newTransport returns a transport whose goroutines run in g; add an endpoint per
+// subprotocol, then serve.
+func newTransport(cfg transportConfig, hooks transportHooks, g *group, log *slog.Logger) *transport {
+	t := &transport{cfg: cfg, hooks: hooks, group: g, log: log, conns: map[string]*conn{}, endpoints: map[string]*endpoint{},
+		stopPing: make(chan struct{})}
 	t.upgrader = websocket.Upgrader{
 		// 512 bytes: an idle box costs little; larger frames are read in several calls.
 		ReadBufferSize:   512,
@@ -121,7 +122,7 @@ func (t *transport) endpoint(proto string) *endpoint {
 // serve serves ln (already wrapped in TLS when TLS is on) until close; it returns
 // http.ErrServerClosed after close.
 func (t *transport) serve(ln net.Listener) error {
-	go t.pinger()
+	t.group.Go(t.pinger)
 	return t.http.Serve(ln)
 }
 
@@ -247,7 +248,11 @@ func (t *transport) handle(w http.ResponseWriter, r *http.Request) {
 	if c.closing.Load() { // replaced, revoked or shut down during the upgrade
 		c.closeSocket()
 	}
-	go c.readLoop()
+	if !t.group.Go(c.readLoop) { // the service is closing: the box never reaches the OCPP layer
+		c.closeSocket()
+		t.release(c)
+		close(c.done)
+	}
 }
 
 // refuse answers 401 and logs why.
@@ -289,7 +294,6 @@ func (t *transport) release(c *conn) {
 
 // pinger pings every connection each PingInterval, from one goroutine for all.
 func (t *transport) pinger() {
-	defer close(t.pinged)
 	tick := time.NewTicker(t.cfg.PingInterval)
 	defer tick.Stop()
 	for {

@@ -25,7 +25,7 @@ import (
 // dispatcher, every 1.6 profile (so that an action of a profile it does not serve is
 // NotSupported, and an action of none NotImplemented), and the Core handlers.
 func (s *Service) newCentralSystem(e *endpoint) ocpp16.CentralSystem {
-	d := newDispatcher(s.cfg.CommandTimeout)
+	d := newDispatcher(s.cfg.CommandTimeout, s.group)
 	srv := ocppj.NewServer(e, d, d, core.Profile, localauth.Profile, firmware.Profile, reservation.Profile,
 		remotetrigger.Profile, smartcharging.Profile, logging.Profile, security.Profile, extendedtriggermessage.Profile,
 		certificates.Profile, securefirmware.Profile)

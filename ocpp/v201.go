@@ -27,7 +27,7 @@ import (
 // 2.0.1 functional block, and the handlers of the messages a station needs answered to
 // charge.
 func (s *Service) newCSMS(e *endpoint) ocpp2.CSMS {
-	d := newDispatcher(s.cfg.CommandTimeout)
+	d := newDispatcher(s.cfg.CommandTimeout, s.group)
 	srv := ocppj.NewServer(e, d, d, authorization.Profile, availability.Profile, data.Profile, diagnostics.Profile,
 		display.Profile, firmware.Profile, iso15118.Profile, localauth.Profile, meter.Profile, provisioning.Profile,
 		remotecontrol.Profile, reservation.Profile, security.Profile, smartcharging.Profile, tariffcost.Profile,
