@@ -31,4 +31,8 @@
 // EVSEs in service UNKNOWN. The availability the operator sets (an EVSE INOPERATIVE and
 // back), which intake records as owed, is sent to the box as ChangeAvailability; with
 // several servers on PostgreSQL, the one holding the box's connection sends it.
+//
+// Two settings of ocpp-go are process-wide, made by the first New of the process: the
+// extra error codes its validator accepts (registerErrorCodes) and its logger
+// (setLibraryLogger). Every Service of the process shares them.
 package ocpp

@@ -166,7 +166,9 @@ type availabilityKey struct {
 	at  time.Time
 }
 
-// New returns the service for cfg, checked by Config.Validate.
+// New returns the service for cfg, checked by Config.Validate. The first New of the
+// process also sets up ocpp-go, whose settings are process-wide (see
+// registerErrorCodes and setLibraryLogger).
 func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -180,6 +182,7 @@ func New(cfg Config) (*Service, error) {
 		}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	registerErrorCodes()
 	setLibraryLogger(cfg.Logger)
 	ping := min(maxPing, cfg.OfflineAfter/3)
 	s.t = newTransport(transportConfig{MaxMessage: cfg.MaxMessage, HandshakeTimeout: cfg.HandshakeTimeout,
