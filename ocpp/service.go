@@ -331,11 +331,11 @@ func (s *Service) disconnected(c *conn) {
 		delete(s.boxes, c.box)
 	}
 	s.mu.Unlock()
-	why := c.why()
-	s.log.Info("ocpp: charge box disconnected", "identity", c.identity, "chargeboxId", c.box, "reason", why)
-	reason := map[string]string{reasonClosed: chargenet.ReasonClosed, reasonOffline: chargenet.ReasonOffline,
-		reasonRevoked: chargenet.ReasonRevoked}[why]
-	if reason == "" {
+	reason := c.why()
+	s.log.Info("ocpp: charge box disconnected", "identity", c.identity, "chargeboxId", c.box, "reason", reason)
+	switch reason {
+	case chargenet.ReasonClosed, chargenet.ReasonOffline, chargenet.ReasonRevoked:
+	default: // replaced or shut down: not an end
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), messageTimeout)
@@ -555,7 +555,7 @@ func (s *Service) check(c *conn, owed bool) {
 	box, err := s.cfg.Store.Chargebox(ctx, c.box)
 	switch {
 	case errors.Is(err, chargenet.ErrNotFound):
-		c.close(websocket.ClosePolicyViolation, "registration revoked", reasonRevoked)
+		c.close(websocket.ClosePolicyViolation, "registration revoked", chargenet.ReasonRevoked)
 		return
 	case err != nil:
 		if s.ctx.Err() == nil {
@@ -563,7 +563,7 @@ func (s *Service) check(c *conn, owed bool) {
 		}
 		return
 	case box.PasswordHash != c.hash || box.Identity != c.identity:
-		c.close(websocket.ClosePolicyViolation, "registration replaced", reasonRevoked)
+		c.close(websocket.ClosePolicyViolation, "registration replaced", chargenet.ReasonRevoked)
 		return
 	case box.Session != "" && box.Session != c.session():
 		if s.t.lookup(c.identity) == c {

@@ -19,12 +19,13 @@ import (
 	"github.com/lorenzodonini/ocpp-go/ws"
 )
 
-// Why a connection ended, as the disconnect hook sees it.
+// Why a connection ended, as the disconnect hook sees it: one of chargenet's reasons
+// (ReasonClosed: the box or the network closed it, or a write failed; ReasonOffline:
+// nothing came from the box for the idle timeout; ReasonRevoked: the registration was
+// revoked or its password replaced), recorded as the connection's end, or one of these,
+// which record no end.
 const (
-	reasonClosed   = "closed"   // the box or the network closed it, or a write failed
-	reasonOffline  = "offline"  // nothing came from the box for the idle timeout
 	reasonReplaced = "replaced" // a new connection of the same identity took its place
-	reasonRevoked  = "revoked"  // the registration was revoked or its password replaced
 	reasonShutdown = "shutdown" // the server is stopping
 )
 
@@ -364,12 +365,13 @@ func (c *conn) socket() *websocket.Conn {
 	return c.ws
 }
 
-// why returns the reason the connection ended (reasonClosed unless a closer set one).
+// why returns the reason the connection ended (chargenet.ReasonClosed unless a closer
+// set one).
 func (c *conn) why() string {
 	if r := c.reason.Load(); r != nil {
 		return *r
 	}
-	return reasonClosed
+	return chargenet.ReasonClosed
 }
 
 // close closes the connection with a close frame (code, text), recording reason
@@ -441,7 +443,7 @@ func (c *conn) readLoop() {
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				c.reason.CompareAndSwap(nil, ptr(reasonOffline))
+				c.reason.CompareAndSwap(nil, ptr(chargenet.ReasonOffline))
 			}
 			return
 		}
@@ -505,7 +507,7 @@ func (c *conn) write(data []byte) error {
 	err := c.ws.WriteMessage(websocket.TextMessage, data)
 	c.wmu.Unlock()
 	if err != nil {
-		c.close(websocket.CloseAbnormalClosure, "", reasonClosed)
+		c.close(websocket.CloseAbnormalClosure, "", chargenet.ReasonClosed)
 		return err
 	}
 	if isResponse(data) {
@@ -585,7 +587,7 @@ func (e *endpoint) StopConnection(identity string, ce websocket.CloseError) erro
 	if c == nil {
 		return fmt.Errorf("charge box %s is not connected", identity)
 	}
-	c.close(ce.Code, ce.Text, reasonClosed)
+	c.close(ce.Code, ce.Text, chargenet.ReasonClosed)
 	return nil
 }
 
