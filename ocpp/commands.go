@@ -10,7 +10,8 @@ import (
 )
 
 // deliver sends each request of reqs that is not in flight already to c's box, each on
-// a goroutine of its own (the box answers one request at a time), and records the
+// a goroutine of its own (the box answers one request at a time; none once the service
+// is closing), and records the
 // answers. A request that fails or is not answered stays pending: it is sent again when
 // the box reconnects or at the next sweep.
 func (s *Service) deliver(c *conn, reqs []chargenet.AvailabilityRequest) {
@@ -26,7 +27,7 @@ func (s *Service) deliver(c *conn, reqs []chargenet.AvailabilityRequest) {
 		}
 		s.inflight[key] = true
 		s.mu.Unlock()
-		go func() {
+		started := s.group.Go(func() {
 			defer func() {
 				s.mu.Lock()
 				delete(s.inflight, key)
@@ -47,7 +48,12 @@ func (s *Service) deliver(c *conn, reqs []chargenet.AvailabilityRequest) {
 				return
 			}
 			s.log.Info("ocpp: ChangeAvailability answered", "identity", c.identity, "uid", a.EVSEUID, "state", a.State, "answer", answer)
-		}()
+		})
+		if !started { // the service is closing: the request stays pending
+			s.mu.Lock()
+			delete(s.inflight, key)
+			s.mu.Unlock()
+		}
 	}
 }
 

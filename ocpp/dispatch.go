@@ -26,6 +26,7 @@ type dispatcher struct {
 	timeout  time.Duration
 	network  ws.WsServer
 	onCancel ocppj.CanceledRequestHandler
+	group    *group // runs the writes
 }
 
 // pending is one box's queue: queue[0] is in flight while inflight is set.
@@ -42,10 +43,11 @@ var (
 	_ ocppj.ServerState      = (*dispatcher)(nil)
 )
 
-// newDispatcher returns a dispatcher that fails a request unanswered after timeout. It
-// is its own ServerState: give it to ocppj.NewServer twice.
-func newDispatcher(timeout time.Duration) *dispatcher {
-	return &dispatcher{boxes: map[string]*pending{}, timeout: timeout}
+// newDispatcher returns a dispatcher that fails a request unanswered after timeout and
+// writes on goroutines of g. It is its own ServerState: give it to ocppj.NewServer
+// twice.
+func newDispatcher(timeout time.Duration, g *group) *dispatcher {
+	return &dispatcher{boxes: map[string]*pending{}, timeout: timeout, group: g}
 }
 
 func (d *dispatcher) Start()                                               { d.mu.Lock(); d.running = true; d.mu.Unlock() }
@@ -95,7 +97,7 @@ func (d *dispatcher) DeleteClient(id string) {
 
 // SendRequest queues req for box id and sends it when the box has no other request
 // in flight. The write happens on another goroutine: the caller may hold locks of the
-// OCPP layer.
+// OCPP layer. It fails once the service is closing.
 func (d *dispatcher) SendRequest(id string, req ocppj.RequestBundle) error {
 	b := d.box(id)
 	if b == nil {
@@ -106,13 +108,15 @@ func (d *dispatcher) SendRequest(id string, req ocppj.RequestBundle) error {
 		b.mu.Unlock()
 		return fmt.Errorf("%d requests already wait for charge box %s", maxQueued, id)
 	}
-	b.queue = append(b.queue, req)
-	start := !b.inflight
-	b.inflight = true
-	b.mu.Unlock()
-	if start {
-		go d.send(id, b)
+	if !b.inflight { // send takes b.mu first: it finds req queued
+		if !d.group.Go(func() { d.send(id, b) }) {
+			b.mu.Unlock()
+			return errClosing
+		}
+		b.inflight = true
 	}
+	b.queue = append(b.queue, req)
+	b.mu.Unlock()
 	return nil
 }
 

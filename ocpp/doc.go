@@ -1,8 +1,9 @@
 // Package ocpp is chargenet's OCPP-J endpoint: charge boxes connect to
 // ws(s)://HOST:PORT/ocpp/{identity} over OCPP 1.6 or 2.0.1 with HTTP Basic auth (OCPP
-// Security Profiles 1 and 2), and their StatusNotifications take the store's
-// ApplyStatusNotification, as the HTTP ingestion's do (group commit, events, webhooks,
-// ordering). The CALLRESULT is sent once the change is committed.
+// Security Profiles 1 and 2), and their StatusNotifications take the application path
+// of package intake, as the HTTP ingestion's do (stamping, actor, metrics, tracing, the
+// store's group commit, events, webhooks, ordering): the package only decodes a message
+// and answers it. The CALLRESULT is sent once the change is committed.
 //
 // It keeps from github.com/lorenzodonini/ocpp-go v0.19.0 the message types and their
 // validation, the profiles, the OCPP-J framing (ocppj) and the typed CentralSystem and
@@ -28,6 +29,10 @@
 //
 // Connections are recorded through chargenet.ChargeboxService: a box's end turns its
 // EVSEs in service UNKNOWN. The availability the operator sets (an EVSE INOPERATIVE and
-// back) is sent to the box as ChangeAvailability; with several servers on PostgreSQL,
-// the one holding the box's connection sends it.
+// back), which intake records as owed, is sent to the box as ChangeAvailability; with
+// several servers on PostgreSQL, the one holding the box's connection sends it.
+//
+// Two settings of ocpp-go are process-wide, made by the first New of the process: the
+// extra error codes its validator accepts (registerErrorCodes) and its logger
+// (setLibraryLogger). Every Service of the process shares them.
 package ocpp

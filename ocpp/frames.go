@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/lorenzodonini/ocpp-go/ocpp"
 	"github.com/lorenzodonini/ocpp-go/ocppj"
@@ -30,16 +31,25 @@ const unknownID = "-1"
 // maxIDLength is OCPP-J's bound on a message id.
 const maxIDLength = 36
 
-func init() {
-	// ocpp-go validates every CallError it sends against its list of codes, which
-	// lacks rpcFrameworkError and 1.6's spelling; validator.v9 caches a struct's rules
-	// at its first use, so this must run before any CallError is created.
-	_ = ocppj.Validate.RegisterValidation("errorCode", func(fl validator.FieldLevel) bool {
-		switch ocpp.ErrorCode(fl.Field().String()) {
-		case rpcFrameworkError, occurenceConstraintViolation:
-			return true
-		}
-		return ocppj.IsErrorCodeValid(fl)
+var errorCodesOnce sync.Once
+
+// registerErrorCodes makes ocpp-go accept rpcFrameworkError and 1.6's spelling
+// occurenceConstraintViolation in the CallErrors it sends: it validates each against
+// its list of codes, which lacks both. New calls it; it acts once per process.
+//
+// The setting is process-wide: ocppj.Validate is a global of ocpp-go, so every user of
+// ocpp-go in the process (a charge-point side in a test, say) accepts the two codes too.
+// validator.v9 caches a struct's rules at its first use, so it must run before the
+// process creates any CallError; the service creates none before New.
+func registerErrorCodes() {
+	errorCodesOnce.Do(func() {
+		_ = ocppj.Validate.RegisterValidation("errorCode", func(fl validator.FieldLevel) bool {
+			switch ocpp.ErrorCode(fl.Field().String()) {
+			case rpcFrameworkError, occurenceConstraintViolation:
+				return true
+			}
+			return ocppj.IsErrorCodeValid(fl)
+		})
 	})
 }
 

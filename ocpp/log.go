@@ -11,9 +11,13 @@ import (
 
 var loggerOnce sync.Once
 
-// setLibraryLogger routes ocpp-go's log (package-wide) into l, once per process. The
-// library logs each malformed frame at Error, so that a box could flood the log: its
-// Error and Info lines go to Debug; the service logs what matters itself.
+// setLibraryLogger routes ocpp-go's log into l. The library logs each malformed frame
+// at Error, so that a box could flood the log: its Error and Info lines go to Debug;
+// the service logs what matters itself. New calls it.
+//
+// The setting is process-wide: ocppj's logger is a global of ocpp-go, set once per
+// process, so the first Service's Logger receives the library's lines of every Service
+// (and of any other user of ocppj) in the process; later calls change nothing.
 func setLibraryLogger(l *slog.Logger) {
 	loggerOnce.Do(func() { ocppj.SetLogger(libraryLogger{l}) })
 }

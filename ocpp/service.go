@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/intake"
 	"github.com/gorilla/websocket"
 	"github.com/lorenzodonini/ocpp-go/ocpp"
 	ocpp16 "github.com/lorenzodonini/ocpp-go/ocpp1.6"
@@ -64,12 +65,18 @@ type Config struct {
 	Addr string
 	// TLS, when set, serves wss:// (OCPP Security Profile 2).
 	TLS *tls.Config
-	// Store takes the status notifications, and keeps registrations and connections.
+	// Store keeps registrations, connections and availability requests.
 	Store Store
 	// Signals, when set, tells of the boxes another server registered, revoked or
 	// connected, or recorded availability for (the store's chargenet.Hooks): the box is
 	// acted on at once rather than at the next sweep.
 	Signals chargenet.ChargeboxSignals
+	// Intake applies the boxes' messages (status notifications) as it applies the HTTP
+	// ingestion's; give it Deliver (intake.Config.Deliver) so that the availability the
+	// operator sets reaches the boxes connected here at once. Nil builds one over
+	// Store with Now and Logger, delivering to this service, without metrics or
+	// tracing.
+	Intake *intake.Service
 	// Heartbeat is the interval a BootNotification is answered with.
 	Heartbeat time.Duration
 	// OfflineAfter closes a connection from which nothing came for that long; its EVSEs
@@ -132,16 +139,18 @@ func (c *Config) Validate() error {
 }
 
 // Service is the OCPP-J endpoint: charge boxes connect to it over OCPP 1.6 or 2.0.1,
-// their status notifications go through the store as the HTTP ingestion's do, their
-// connections are recorded, and the availability the operator sets is passed on to
-// them. Create it with New, then Serve; Close ends it.
+// their status notifications take the application path (intake) as the HTTP
+// ingestion's do, their connections are recorded, and the availability the operator
+// sets is passed on to them. Create it with New, then Serve; Close ends it.
 type Service struct {
 	cfg    Config
 	log    *slog.Logger
+	intake *intake.Service
 	t      *transport
 	cs16   ocpp16.CentralSystem
 	csms   ocpp2.CSMS
 	writer *stateWriter
+	group  *group // every goroutine of the service, and its handlers' work
 
 	ctx    context.Context // ends when the service is closed
 	cancel context.CancelFunc
@@ -151,7 +160,6 @@ type Service struct {
 	inflight map[availabilityKey]bool
 
 	ln       net.Listener
-	loops    sync.WaitGroup
 	closeErr error
 	closed   sync.Once
 }
@@ -162,18 +170,28 @@ type availabilityKey struct {
 	at  time.Time
 }
 
-// New returns the service for cfg, checked by Config.Validate.
+// New returns the service for cfg, checked by Config.Validate. The first New of the
+// process also sets up ocpp-go, whose settings are process-wide (see
+// registerErrorCodes and setLibraryLogger).
 func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, boxes: map[int64]*conn{}, inflight: map[availabilityKey]bool{}}
+	s := &Service{cfg: cfg, log: cfg.Logger, intake: cfg.Intake, group: newGroup(), boxes: map[int64]*conn{},
+		inflight: map[availabilityKey]bool{}}
+	if s.intake == nil {
+		var err error
+		if s.intake, err = intake.New(intake.Config{Store: cfg.Store, Now: cfg.Now, Logger: cfg.Logger, Deliver: s.Deliver}); err != nil {
+			return nil, fmt.Errorf("ocpp: %w", err)
+		}
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	registerErrorCodes()
 	setLibraryLogger(cfg.Logger)
 	ping := min(maxPing, cfg.OfflineAfter/3)
 	s.t = newTransport(transportConfig{MaxMessage: cfg.MaxMessage, HandshakeTimeout: cfg.HandshakeTimeout,
 		PingInterval: ping, IdleTimeout: cfg.OfflineAfter, WriteTimeout: cfg.WriteTimeout, Rate: cfg.Rate, Burst: cfg.Burst},
-		transportHooks{authenticate: s.authenticate, connected: s.connected, disconnected: s.disconnected}, cfg.Logger)
+		transportHooks{authenticate: s.authenticate, connected: s.connected, disconnected: s.disconnected}, s.group, cfg.Logger)
 	s.cs16 = s.newCentralSystem(s.t.endpoint(chargenet.ProtocolOCPP16))
 	s.csms = s.newCSMS(s.t.endpoint(chargenet.ProtocolOCPP201))
 	s.writer = newStateWriter(cfg.Store, cfg.Logger)
@@ -200,12 +218,11 @@ func (s *Service) Serve() error {
 	if err != nil {
 		s.log.Warn("ocpp: reading the registrations' epoch failed", "error", err.Error())
 	}
-	s.writer.start(&s.loops)
-	s.loops.Add(4)
-	go func() { defer s.loops.Done(); s.every(s.seenFlush(), s.flushSeen) }()
-	go func() { defer s.loops.Done(); s.every(s.seenFlush(), s.expire) }()
-	go func() { defer s.loops.Done(); s.watchEpoch(epoch) }()
-	go func() { defer s.loops.Done(); s.every(pendingSweep, s.sendPending) }()
+	s.writer.start(s.group)
+	s.group.Go(func() { s.every(s.seenFlush(), s.flushSeen) })
+	s.group.Go(func() { s.every(s.seenFlush(), s.expire) })
+	s.group.Go(func() { s.watchEpoch(epoch) })
+	s.group.Go(func() { s.every(pendingSweep, s.sendPending) })
 	if s.cfg.Signals != nil {
 		s.cfg.Signals.OnChargeboxSignal(s.signalled)
 	}
@@ -220,16 +237,22 @@ func (s *Service) Serve() error {
 }
 
 // Close stops accepting connections and closes every connection with 1001 (going away),
-// waiting up to ctx for them to end. It does not record their end: a box that does not
-// come back within the offline timeout is ended by the next server to run.
+// then ends the background work, and waits up to ctx until every goroutine the service
+// started, and every message being handled, has ended; past ctx it returns ctx's error.
+// It does not record the connections' end: a box that does not come back within the
+// offline timeout is ended by the next server to run.
 func (s *Service) Close(ctx context.Context) error {
 	s.closed.Do(func() {
-		s.closeErr = s.t.close(ctx)
+		s.group.stop() // nothing new starts
+		err := s.t.close(ctx)
 		s.cancel()
 		s.writer.close()
-		s.loops.Wait()
+		if werr := s.group.wait(ctx); err == nil {
+			err = werr
+		}
 		s.cs16.Stop()
 		s.csms.Stop()
+		s.closeErr = err
 	})
 	return s.closeErr
 }
@@ -312,11 +335,11 @@ func (s *Service) disconnected(c *conn) {
 		delete(s.boxes, c.box)
 	}
 	s.mu.Unlock()
-	why := c.why()
-	s.log.Info("ocpp: charge box disconnected", "identity", c.identity, "chargeboxId", c.box, "reason", why)
-	reason := map[string]string{reasonClosed: chargenet.ReasonClosed, reasonOffline: chargenet.ReasonOffline,
-		reasonRevoked: chargenet.ReasonRevoked}[why]
-	if reason == "" {
+	reason := c.why()
+	s.log.Info("ocpp: charge box disconnected", "identity", c.identity, "chargeboxId", c.box, "reason", reason)
+	switch reason {
+	case chargenet.ReasonClosed, chargenet.ReasonOffline, chargenet.ReasonRevoked:
+	default: // replaced or shut down: not an end
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), messageTimeout)
@@ -335,10 +358,10 @@ func (s *Service) ready(identity string) {
 		return
 	}
 	c.ready.Store(true)
-	go func() {
+	s.group.Go(func() {
 		ctx, cancel := context.WithTimeout(s.ctx, messageTimeout)
 		defer cancel()
-		owed, err := s.cfg.Store.OweAvailability(ctx, c.box, s.now())
+		owed, err := s.intake.Owed(ctx, c.box)
 		if err != nil {
 			if !errors.Is(err, chargenet.ErrNotFound) && s.ctx.Err() == nil {
 				s.log.Warn("ocpp: reading what a box owes failed", "identity", identity, "error", err.Error())
@@ -346,7 +369,7 @@ func (s *Service) ready(identity string) {
 			return
 		}
 		s.deliver(c, owed)
-	}()
+	})
 }
 
 // connOf returns the connection of identity for a message's handler.
@@ -368,9 +391,23 @@ func (s *Service) recovered(identity, action string, err *error) {
 	}
 }
 
+// handling counts the work of a message's handler, which runs on a goroutine of the
+// OCPP layer, so that Close waits for it; call s.group.leave when it is done. Once the
+// service is closing, it returns the InternalError answering the message instead.
+func (s *Service) handling() error {
+	if !s.group.enter() {
+		return ocpp.NewError(ocppj.InternalError, "the service is closing; retry later", "")
+	}
+	return nil
+}
+
 // booted records a box's boot information.
 func (s *Service) booted(identity string, boot chargenet.BootInfo) (err error) {
 	defer s.recovered(identity, "BootNotification", &err)
+	if err := s.handling(); err != nil {
+		return err
+	}
+	defer s.group.leave()
 	c, err := s.connOf(identity)
 	if err != nil {
 		return err
@@ -383,22 +420,22 @@ func (s *Service) booted(identity string, boot chargenet.BootInfo) (err error) {
 	return s.ocppError(identity, "BootNotification", err)
 }
 
-// notify applies a status notification of the box through the store and returns once
-// it is committed.
+// notify applies a status notification n of the box, as decoded, through the
+// application path and returns once it is committed.
 func (s *Service) notify(identity string, n *chargenet.StatusNotification) (err error) {
 	defer s.recovered(identity, "StatusNotification", &err)
+	if err := s.handling(); err != nil {
+		return err
+	}
+	defer s.group.leave()
 	c, err := s.connOf(identity)
 	if err != nil {
 		return err
 	}
-	now := s.now()
 	n.ChargeboxID = c.box
-	if n.Timestamp.IsZero() {
-		n.Timestamp = now
-	}
 	ctx, cancel := context.WithTimeout(s.ctx, messageTimeout)
 	defer cancel()
-	_, err = s.cfg.Store.ApplyStatusNotification(ctx, n, chargenet.ChargeboxActor(identity), now)
+	_, err = s.intake.StatusNotification(ctx, intake.Chargebox(identity), n)
 	return s.ocppError(identity, "StatusNotification", err)
 }
 
@@ -505,7 +542,7 @@ func (s *Service) signalled(id int64) {
 	c := s.boxes[id]
 	s.mu.Unlock()
 	if c != nil {
-		go s.check(c, true)
+		s.group.Go(func() { s.check(c, true) })
 	}
 }
 
@@ -522,7 +559,7 @@ func (s *Service) check(c *conn, owed bool) {
 	box, err := s.cfg.Store.Chargebox(ctx, c.box)
 	switch {
 	case errors.Is(err, chargenet.ErrNotFound):
-		c.close(websocket.ClosePolicyViolation, "registration revoked", reasonRevoked)
+		c.close(websocket.ClosePolicyViolation, "registration revoked", chargenet.ReasonRevoked)
 		return
 	case err != nil:
 		if s.ctx.Err() == nil {
@@ -530,7 +567,7 @@ func (s *Service) check(c *conn, owed bool) {
 		}
 		return
 	case box.PasswordHash != c.hash || box.Identity != c.identity:
-		c.close(websocket.ClosePolicyViolation, "registration replaced", reasonRevoked)
+		c.close(websocket.ClosePolicyViolation, "registration replaced", chargenet.ReasonRevoked)
 		return
 	case box.Session != "" && box.Session != c.session():
 		if s.t.lookup(c.identity) == c {
@@ -548,22 +585,17 @@ func (s *Service) check(c *conn, owed bool) {
 	}
 }
 
-// Owe records what charge box id owes after the operator changed an EVSE's availability
-// (server.Config.Availability) and sends it when the box is connected here; another
-// server holding its connection learns it from the store (ChargeboxSignals, or its next
-// sweep). ErrNotFound when the box is not registered.
-func (s *Service) Owe(ctx context.Context, id int64) error {
-	pending, err := s.cfg.Store.OweAvailability(ctx, id, s.now())
-	if err != nil {
-		return err
-	}
+// Deliver sends owed, the availability requests charge box id owes (intake.Service.Owed,
+// after the operator changed an EVSE's availability), to the box when its connection is
+// held here; another server holding it learns them from the store (ChargeboxSignals, or
+// its next sweep). It is the hook intake.Config.Deliver.
+func (s *Service) Deliver(id int64, owed []chargenet.AvailabilityRequest) {
 	s.mu.Lock()
 	c := s.boxes[id]
 	s.mu.Unlock()
 	if c != nil {
-		s.deliver(c, pending)
+		s.deliver(c, owed)
 	}
-	return nil
 }
 
 // sendPending sends every pending request whose box is connected here.

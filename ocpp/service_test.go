@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/intake"
 	"github.com/chargenet/chargenet/ocpp"
 	"github.com/chargenet/chargenet/sqlite"
 	"github.com/gorilla/websocket"
@@ -25,12 +26,14 @@ import (
 const password = "test-password-0123456789"
 
 // env is a running OCPP service over an in-memory store holding the demo inventory,
-// with charge boxes 501 (identity 501) and 502 (identity CB-502) registered.
+// with charge boxes 501 (identity 501) and 502 (identity CB-502) registered, and its
+// application path wired as chargenet serve wires it.
 type env struct {
-	t     *testing.T
-	store *sqlite.Store
-	svc   *ocpp.Service
-	url   string // ws://HOST:PORT/ocpp/
+	t      *testing.T
+	store  *sqlite.Store
+	intake *intake.Service
+	svc    *ocpp.Service
+	url    string // ws://HOST:PORT/ocpp/
 }
 
 func start(t *testing.T, tune func(*ocpp.Config)) *env {
@@ -44,12 +47,17 @@ func start(t *testing.T, tune func(*ocpp.Config)) *env {
 		_, err := store.RegisterChargebox(ctx, id, identity, chargenet.HashChargeboxPassword(password), time.Now())
 		require.NoError(t, err)
 	}
-	cfg := ocpp.Config{Addr: "127.0.0.1:0", Store: store, Authorize: true,
+	var svc *ocpp.Service
+	in, err := intake.New(intake.Config{Store: store, Deliver: func(id int64, owed []chargenet.AvailabilityRequest) {
+		svc.Deliver(id, owed)
+	}})
+	require.NoError(t, err)
+	cfg := ocpp.Config{Addr: "127.0.0.1:0", Store: store, Intake: in, Authorize: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if tune != nil {
 		tune(&cfg)
 	}
-	svc, err := ocpp.New(cfg)
+	svc, err = ocpp.New(cfg)
 	require.NoError(t, err)
 	addr, err := svc.Listen()
 	require.NoError(t, err)
@@ -61,7 +69,7 @@ func start(t *testing.T, tune func(*ocpp.Config)) *env {
 		assert.NoError(t, svc.Close(ctx))
 		assert.NoError(t, <-served)
 	})
-	return &env{t: t, store: store, svc: svc, url: "ws://" + addr.String() + "/ocpp/"}
+	return &env{t: t, store: store, intake: in, svc: svc, url: "ws://" + addr.String() + "/ocpp/"}
 }
 
 // box is a raw WebSocket client: it sends frames as written and reads what comes.
@@ -133,6 +141,20 @@ func (e *env) changedBy(actor string) []int64 {
 		uids = append(uids, d.UID)
 	}
 	return uids
+}
+
+// setStatus sets EVSE uid's status as the operator's PATCH does, and reports the change
+// to the application path as the HTTP layer does.
+func (e *env) setStatus(uid int64, st chargenet.EvseStatus) {
+	e.t.Helper()
+	now := time.Now()
+	var before chargenet.EvseStatus
+	changed, err := e.store.ChangeEVSE(context.Background(), uid, func(ev *chargenet.EVSE) ([]chargenet.Event, error) {
+		before = ev.Status
+		return ev.ApplyPatch(chargenet.EVSEPatch{Status: &st}, "", now)
+	}, nil, "ops", now)
+	require.NoError(e.t, err)
+	e.intake.EVSEChanged(context.Background(), before, changed)
 }
 
 func (e *env) mustDial(identity, proto string) *box {
@@ -464,14 +486,7 @@ func TestChangeAvailability(t *testing.T) {
 	b16.callOK("1", "BootNotification", boot16)
 	b201 := e.mustDial("CB-502", "ocpp2.0.1")
 	b201.callOK("1", "BootNotification", boot201)
-	set := func(uid int64, st chargenet.EvseStatus) {
-		now := time.Now()
-		e2, err := e.store.ChangeEVSE(context.Background(), uid, func(ev *chargenet.EVSE) ([]chargenet.Event, error) {
-			return ev.ApplyPatch(chargenet.EVSEPatch{Status: &st}, "", now)
-		}, nil, "ops", now)
-		require.NoError(t, err)
-		require.NoError(t, e.svc.Owe(context.Background(), e2.ChargeboxID))
-	}
+	set := func(uid int64, st chargenet.EvseStatus) { e.setStatus(uid, st) }
 	// answer reads a ChangeAvailability CALL and answers it with status.
 	answer := func(b *box, status string) []any {
 		var arr []any
@@ -515,13 +530,7 @@ func TestChangeAvailability(t *testing.T) {
 // comes back.
 func TestOwedOnReconnect(t *testing.T) {
 	e := start(t, nil)
-	st := chargenet.StatusInoperative
-	now := time.Now()
-	_, err := e.store.ChangeEVSE(context.Background(), 1001, func(ev *chargenet.EVSE) ([]chargenet.Event, error) {
-		return ev.ApplyPatch(chargenet.EVSEPatch{Status: &st}, "", now)
-	}, nil, "ops", now)
-	require.NoError(t, err)
-	require.NoError(t, e.svc.Owe(context.Background(), 501))
+	e.setStatus(1001, chargenet.StatusInoperative)
 	box, err := e.store.Chargebox(context.Background(), 501)
 	require.NoError(t, err)
 	require.Len(t, box.Availability, 1)

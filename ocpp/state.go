@@ -74,13 +74,11 @@ func (w *stateWriter) add(p pendingChange) bool {
 	return true
 }
 
-// start runs the writer on a goroutine of its own, counted by wg.
-func (w *stateWriter) start(wg *sync.WaitGroup) {
+// start runs the writer on a goroutine of g; it does nothing once g is stopped.
+func (w *stateWriter) start(g *group) {
 	w.mu.Lock()
-	w.started = true
-	w.mu.Unlock()
-	wg.Add(1)
-	go func() { defer wg.Done(); w.run() }()
+	defer w.mu.Unlock()
+	w.started = g.Go(w.run)
 }
 
 // run commits what is queued until close, then what is left.

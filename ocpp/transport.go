@@ -19,12 +19,13 @@ import (
 	"github.com/lorenzodonini/ocpp-go/ws"
 )
 
-// Why a connection ended, as the disconnect hook sees it.
+// Why a connection ended, as the disconnect hook sees it: one of chargenet's reasons
+// (ReasonClosed: the box or the network closed it, or a write failed; ReasonOffline:
+// nothing came from the box for the idle timeout; ReasonRevoked: the registration was
+// revoked or its password replaced), recorded as the connection's end, or one of these,
+// which record no end.
 const (
-	reasonClosed   = "closed"   // the box or the network closed it, or a write failed
-	reasonOffline  = "offline"  // nothing came from the box for the idle timeout
 	reasonReplaced = "replaced" // a new connection of the same identity took its place
-	reasonRevoked  = "revoked"  // the registration was revoked or its password replaced
 	reasonShutdown = "shutdown" // the server is stopping
 )
 
@@ -69,10 +70,11 @@ var errUnauthorized = errors.New("unknown identity or wrong password")
 // one replaces the old), and hands frames to the OCPP-J layer of the subprotocol the box
 // chose through an endpoint (ocpp-go's ws.WsServer). Each connection costs one
 // goroutine, its read loop; writes happen on the writer's goroutine under the
-// connection's lock.
+// connection's lock. Its goroutines run in the service's group.
 type transport struct {
 	cfg      transportConfig
 	hooks    transportHooks
+	group    *group
 	log      *slog.Logger
 	upgrader websocket.Upgrader
 	http     *http.Server
@@ -83,13 +85,13 @@ type transport struct {
 	closing   bool
 
 	stopPing chan struct{}
-	pinged   chan struct{}
 }
 
-// newTransport returns a transport; add an endpoint per subprotocol, then serve.
-func newTransport(cfg transportConfig, hooks transportHooks, log *slog.Logger) *transport {
-	t := &transport{cfg: cfg, hooks: hooks, log: log, conns: map[string]*conn{}, endpoints: map[string]*endpoint{},
-		stopPing: make(chan struct{}), pinged: make(chan struct{})}
+// newTransport returns a transport whose goroutines run in g; add an endpoint per
+// subprotocol, then serve.
+func newTransport(cfg transportConfig, hooks transportHooks, g *group, log *slog.Logger) *transport {
+	t := &transport{cfg: cfg, hooks: hooks, group: g, log: log, conns: map[string]*conn{}, endpoints: map[string]*endpoint{},
+		stopPing: make(chan struct{})}
 	t.upgrader = websocket.Upgrader{
 		// 512 bytes: an idle box costs little; larger frames are read in several calls.
 		ReadBufferSize:   512,
@@ -121,7 +123,7 @@ func (t *transport) endpoint(proto string) *endpoint {
 // serve serves ln (already wrapped in TLS when TLS is on) until close; it returns
 // http.ErrServerClosed after close.
 func (t *transport) serve(ln net.Listener) error {
-	go t.pinger()
+	t.group.Go(t.pinger)
 	return t.http.Serve(ln)
 }
 
@@ -247,7 +249,11 @@ func (t *transport) handle(w http.ResponseWriter, r *http.Request) {
 	if c.closing.Load() { // replaced, revoked or shut down during the upgrade
 		c.closeSocket()
 	}
-	go c.readLoop()
+	if !t.group.Go(c.readLoop) { // the service is closing: the box never reaches the OCPP layer
+		c.closeSocket()
+		t.release(c)
+		close(c.done)
+	}
 }
 
 // refuse answers 401 and logs why.
@@ -289,7 +295,6 @@ func (t *transport) release(c *conn) {
 
 // pinger pings every connection each PingInterval, from one goroutine for all.
 func (t *transport) pinger() {
-	defer close(t.pinged)
 	tick := time.NewTicker(t.cfg.PingInterval)
 	defer tick.Stop()
 	for {
@@ -360,12 +365,13 @@ func (c *conn) socket() *websocket.Conn {
 	return c.ws
 }
 
-// why returns the reason the connection ended (reasonClosed unless a closer set one).
+// why returns the reason the connection ended (chargenet.ReasonClosed unless a closer
+// set one).
 func (c *conn) why() string {
 	if r := c.reason.Load(); r != nil {
 		return *r
 	}
-	return reasonClosed
+	return chargenet.ReasonClosed
 }
 
 // close closes the connection with a close frame (code, text), recording reason
@@ -437,7 +443,7 @@ func (c *conn) readLoop() {
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				c.reason.CompareAndSwap(nil, ptr(reasonOffline))
+				c.reason.CompareAndSwap(nil, ptr(chargenet.ReasonOffline))
 			}
 			return
 		}
@@ -501,7 +507,7 @@ func (c *conn) write(data []byte) error {
 	err := c.ws.WriteMessage(websocket.TextMessage, data)
 	c.wmu.Unlock()
 	if err != nil {
-		c.close(websocket.CloseAbnormalClosure, "", reasonClosed)
+		c.close(websocket.CloseAbnormalClosure, "", chargenet.ReasonClosed)
 		return err
 	}
 	if isResponse(data) {
@@ -581,7 +587,7 @@ func (e *endpoint) StopConnection(identity string, ce websocket.CloseError) erro
 	if c == nil {
 		return fmt.Errorf("charge box %s is not connected", identity)
 	}
-	c.close(ce.Code, ce.Text, reasonClosed)
+	c.close(ce.Code, ce.Text, chargenet.ReasonClosed)
 	return nil
 }
 

@@ -25,7 +25,7 @@ import (
 // dispatcher, every 1.6 profile (so that an action of a profile it does not serve is
 // NotSupported, and an action of none NotImplemented), and the Core handlers.
 func (s *Service) newCentralSystem(e *endpoint) ocpp16.CentralSystem {
-	d := newDispatcher(s.cfg.CommandTimeout)
+	d := newDispatcher(s.cfg.CommandTimeout, s.group)
 	srv := ocppj.NewServer(e, d, d, core.Profile, localauth.Profile, firmware.Profile, reservation.Profile,
 		remotetrigger.Profile, smartcharging.Profile, logging.Profile, security.Profile, extendedtriggermessage.Profile,
 		certificates.Profile, securefirmware.Profile)
@@ -67,8 +67,8 @@ func (h v16) OnHeartbeat(string, *core.HeartbeatRequest) (*core.HeartbeatConfirm
 	return core.NewHeartbeatConfirmation(h.now()), nil
 }
 
-// OnStatusNotification applies the notification through the store, as the HTTP
-// ingestion does, and answers once it is committed.
+// OnStatusNotification applies the notification through the application path
+// (intake), as the HTTP ingestion does, and answers once it is committed.
 func (h v16) OnStatusNotification(id string, req *core.StatusNotificationRequest) (*core.StatusNotificationConfirmation, error) {
 	n := &chargenet.StatusNotification{Protocol: chargenet.ProtocolOCPP16, ConnectorID: req.ConnectorId, Status: string(req.Status),
 		ErrorCode: chargenet.ErrorCode(req.ErrorCode), Info: req.Info, VendorErrorCode: req.VendorErrorCode}

@@ -27,7 +27,7 @@ import (
 // 2.0.1 functional block, and the handlers of the messages a station needs answered to
 // charge.
 func (s *Service) newCSMS(e *endpoint) ocpp2.CSMS {
-	d := newDispatcher(s.cfg.CommandTimeout)
+	d := newDispatcher(s.cfg.CommandTimeout, s.group)
 	srv := ocppj.NewServer(e, d, d, authorization.Profile, availability.Profile, data.Profile, diagnostics.Profile,
 		display.Profile, firmware.Profile, iso15118.Profile, localauth.Profile, meter.Profile, provisioning.Profile,
 		remotecontrol.Profile, reservation.Profile, security.Profile, smartcharging.Profile, tariffcost.Profile,
@@ -84,8 +84,8 @@ func (h v201) OnHeartbeat(string, *availability.HeartbeatRequest) (*availability
 	return availability.NewHeartbeatResponse(*h.now()), nil
 }
 
-// OnStatusNotification applies the notification through the store, as the HTTP
-// ingestion does, and answers once it is committed. A 2.0.1 station reports no error
+// OnStatusNotification applies the notification through the application path
+// (intake), as the HTTP ingestion does, and answers once it is committed. A 2.0.1 station reports no error
 // codes in it: the connector errors are cleared (NoError).
 func (h v201) OnStatusNotification(id string, req *availability.StatusNotificationRequest) (*availability.StatusNotificationResponse, error) {
 	n := &chargenet.StatusNotification{Protocol: chargenet.ProtocolOCPP201, EVSE: req.EvseID, ConnectorID: req.ConnectorID,

@@ -133,3 +133,34 @@ func BenchmarkPATCHParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkStatusNotification measures the HTTP ingestion of a status notification in
+// process over an in-memory store: authentication, validation, the application path,
+// the commit (events included) and the answer. Each notification changes the EVSE's status, so that every
+// one writes.
+func BenchmarkStatusNotification(b *testing.B) {
+	e, store := demoService(b, ":memory:", server.Config{
+		Logger:    slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		RateLimit: &server.RateLimit{}, // none: the loop would exceed any limit
+	})
+	const key = "ingest-bench-key-0123456789"
+	if err := store.CreateAPIKey(context.Background(), chargenet.APIKey{Name: "ingest-bench", Hash: chargenet.HashAPIKey(key),
+		Scopes: []string{chargenet.ScopeIngest}, CreatedAt: time.Now()}); err != nil {
+		b.Fatal(err)
+	}
+	statuses := []string{"Charging", "Available"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		req := httptest.NewRequest(http.MethodPost, "/internal/v1/chargeboxes/501/status-notifications",
+			strings.NewReader(`{"connectorId": 1, "status": "`+statuses[i%2]+`", "errorCode": "NoError"}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status notification: %d %s", rec.Code, rec.Body.String())
+		}
+	}
+}

@@ -2,14 +2,13 @@ package server
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
+	"github.com/chargenet/chargenet/intake"
 	"github.com/chargenet/chargenet/internal/wire"
 )
 
@@ -25,10 +24,9 @@ type lifecycleStore interface {
 // lifecycle creates, replaces and deletes locations, and creates, changes and removes
 // EVSEs and their connectors.
 type lifecycle struct {
-	store        lifecycleStore
-	now          func() time.Time
-	availability func(ctx context.Context, chargeboxID int64) error
-	log          *slog.Logger
+	store  lifecycleStore
+	now    func() time.Time
+	intake *intake.Service // the rule that passes the operator's availability on to the boxes
 }
 
 // PutLocation answers PUT /v1/locations/{id}: 201 with the new location, or 200 with the
@@ -115,12 +113,7 @@ func (s *lifecycle) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObj
 	if err != nil {
 		return nil, err
 	}
-	if e.Status != before && (e.Status == chargenet.StatusInoperative || before == chargenet.StatusInoperative) && s.availability != nil {
-		if err := s.availability(ctx, e.ChargeboxID); err != nil && !errors.Is(err, chargenet.ErrNotFound) {
-			s.log.Warn("asking the charge box to follow the EVSE's availability failed; it is asked again when it reconnects",
-				"uid", e.UID, "chargeboxId", e.ChargeboxID, "error", err.Error())
-		}
-	}
+	s.intake.EVSEChanged(ctx, before, e)
 	etag := e.ETag()
 	return gen.UpdateEvse200JSONResponse{Body: wire.EVSE(e), Headers: gen.UpdateEvse200ResponseHeaders{ETag: &etag}}, nil
 }

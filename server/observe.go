@@ -128,21 +128,6 @@ func countRefusals(m *metrics.Metrics) echo.MiddlewareFunc {
 	}
 }
 
-// notificationResult names the result of a status notification for its metric.
-func notificationResult(res *chargenet.StatusResult, err error) string {
-	switch {
-	case err == nil && res.Applied:
-		return metrics.NotificationApplied
-	case err == nil:
-		return metrics.NotificationStale
-	case errors.Is(err, chargenet.ErrNotFound):
-		return metrics.NotificationUnknownChargebox
-	case errors.Is(err, chargenet.ErrInvalid), errors.Is(err, chargenet.ErrConflict):
-		return metrics.NotificationInvalid
-	}
-	return metrics.NotificationFailed
-}
-
 // readyz answers /readyz with the report: 200 when ready, otherwise 503 with the
 // contract's error fields beside the checks.
 func readyz(c echo.Context, r health.Report) error {

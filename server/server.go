@@ -22,6 +22,7 @@ import (
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
 	"github.com/chargenet/chargenet/health"
+	"github.com/chargenet/chargenet/intake"
 	"github.com/chargenet/chargenet/internal/httpcheck"
 	"github.com/chargenet/chargenet/internal/wire"
 	"github.com/chargenet/chargenet/metrics"
@@ -34,12 +35,14 @@ import (
 const DefaultBodyLimit = 1 << 20
 
 // Store is what the server uses of a store: the methods of each of its parts, of the
-// key cache (KeyStore) and of the idempotency guard, and, when Config.Readiness is nil,
-// those of the readiness checks (health.Store). A chargenet.Store has them all.
+// key cache (KeyStore) and of the idempotency guard, and, when Config.Readiness or
+// Config.Intake is nil, those of the readiness checks (health.Store) or of the
+// application path of the boxes' messages (intake.Store). A chargenet.Store has them
+// all.
 type Store interface {
 	inventoryStore
 	lifecycleStore
-	statusStore
+	intake.Store
 	webhookStore
 	eventLogStore
 	keyAdminStore
@@ -84,11 +87,12 @@ type Config struct {
 	// OCPI, when set, is mounted under /ocpi (package ocpi); nil serves nothing there
 	// (404).
 	OCPI Mount
-	// Availability is called after a PATCH moved an EVSE of charge box chargeboxID into
-	// or out of INOPERATIVE, so that the box is asked to follow (package ocpp); nil does
-	// nothing. It runs after the commit; its error is logged and the PATCH answers as
-	// committed.
-	Availability func(ctx context.Context, chargeboxID int64) error
+	// Intake is the application path of the charge boxes' messages (status
+	// notifications), shared with the OCPP listener, and of the rule that passes the
+	// operator's availability on to the boxes (after a PATCH moved an EVSE into or out
+	// of INOPERATIVE). Nil builds one over Store with Metrics, Now and Logger and
+	// without Deliver: the operator's availability is passed on to no box.
+	Intake *intake.Service
 }
 
 // handlers implements the contract's operations, each through the part of the server
@@ -150,14 +154,20 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Notify == nil {
 		cfg.Notify = func() {}
 	}
+	if cfg.Intake == nil {
+		var err error
+		if cfg.Intake, err = intake.New(intake.Config{Store: cfg.Store, Metrics: cfg.Metrics, Now: cfg.Now, Logger: cfg.Logger}); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
 	typeIndex := make(map[string]*chargenet.EventType, len(types))
 	for i := range types {
 		typeIndex[types[i].Type] = &types[i]
 	}
 	s := &handlers{
 		inventory: inventory{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now},
-		lifecycle: lifecycle{store: cfg.Store, now: cfg.Now, availability: cfg.Availability, log: cfg.Logger},
-		statuses:  statuses{store: cfg.Store, now: cfg.Now, metrics: cfg.Metrics},
+		lifecycle: lifecycle{store: cfg.Store, now: cfg.Now, intake: cfg.Intake},
+		statuses:  statuses{intake: cfg.Intake},
 		webhooks: webhooks{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now, catalogue: types,
 			allowInsecureWebhooks: cfg.AllowInsecureWebhooks, notify: cfg.Notify},
 		eventLog:    eventLog{store: cfg.Store, cursors: cfg.Cursors, now: cfg.Now, catalogue: types, typeIndex: typeIndex},

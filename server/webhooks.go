@@ -9,7 +9,6 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/gen"
-	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/timestamp"
 )
 
@@ -182,44 +181,6 @@ func (s *webhooks) ListWebhookDeliveries(ctx context.Context, req gen.ListWebhoo
 		out.Data[i] = deliveryToAPI(&page.Items[i])
 	}
 	return gen.ListWebhookDeliveries200JSONResponse{Body: out}, nil
-}
-
-// statusStore is what the ingestion of status notifications uses of a store.
-type statusStore interface {
-	ApplyStatusNotification(ctx context.Context, n *chargenet.StatusNotification, actor string, now time.Time) (*chargenet.StatusResult, error)
-}
-
-// statuses applies the status notifications posted for charge boxes.
-type statuses struct {
-	store   statusStore
-	now     func() time.Time
-	metrics *metrics.Metrics
-}
-
-// IngestStatusNotification answers POST
-// /internal/v1/chargeboxes/{chargeboxId}/status-notifications.
-func (s *statuses) IngestStatusNotification(ctx context.Context, req gen.IngestStatusNotificationRequestObject) (gen.IngestStatusNotificationResponseObject, error) {
-	if req.Body == nil {
-		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
-	}
-	now := chargenet.Stamp(s.now())
-	n := &chargenet.StatusNotification{ChargeboxID: req.ChargeboxId, ConnectorID: req.Body.ConnectorId,
-		Status: string(req.Body.Status), ErrorCode: chargenet.ErrorCode(req.Body.ErrorCode), Info: deref(req.Body.Info),
-		VendorErrorCode: deref(req.Body.VendorErrorCode), Timestamp: now}
-	if req.Body.Timestamp != nil {
-		n.Timestamp = req.Body.Timestamp.UTC()
-	}
-	res, err := s.store.ApplyStatusNotification(ctx, n, actor(ctx), now)
-	s.metrics.StatusNotification(notificationResult(res, err))
-	if err != nil {
-		return nil, err
-	}
-	out := gen.StatusNotificationResult{Applied: res.Applied, Reason: optional(res.Reason), Evses: make([]gen.EvseStatusResult, len(res.EVSEs))}
-	for i, c := range res.EVSEs {
-		out.Evses[i] = gen.EvseStatusResult{Uid: c.UID, Status: gen.EvseStatus(c.Status), PreviousStatus: gen.EvseStatus(c.Previous),
-			Version: c.Version, Reason: optional(c.Reason)}
-	}
-	return gen.IngestStatusNotification200JSONResponse{Body: out}, nil
 }
 
 func subscriptionsFromAPI(in []gen.WebhookSubscription) []chargenet.Subscription {

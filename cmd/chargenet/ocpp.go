@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chargenet/chargenet"
+	"github.com/chargenet/chargenet/intake"
 	"github.com/chargenet/chargenet/ocpp"
 )
 
@@ -49,10 +50,10 @@ func registerDemoBoxes(ctx context.Context, store chargenet.Store, password stri
 	return n, nil
 }
 
-// startOCPP starts the OCPP listener of cfg on store, told of other servers' boxes by
-// signals (the store's hooks), and returns it with the function that closes it (within
-// the shutdown timeout).
-func startOCPP(cfg *config, store chargenet.Store, signals chargenet.ChargeboxSignals, log *slog.Logger) (*ocpp.Service, func(), error) {
+// startOCPP starts the OCPP listener of cfg on store, its messages applied by in and
+// told of other servers' boxes by signals (the store's hooks), and returns it with the
+// function that closes it (within the shutdown timeout).
+func startOCPP(cfg *config, store chargenet.Store, signals chargenet.ChargeboxSignals, in *intake.Service, log *slog.Logger) (*ocpp.Service, func(), error) {
 	var tlsCfg *tls.Config
 	if cfg.OCPPTLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.OCPPTLSCert, cfg.OCPPTLSKey)
@@ -61,7 +62,7 @@ func startOCPP(cfg *config, store chargenet.Store, signals chargenet.ChargeboxSi
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	svc, err := ocpp.New(ocpp.Config{Addr: cfg.OCPPAddr, TLS: tlsCfg, Store: store, Signals: signals, Heartbeat: cfg.OCPPHeartbeat,
+	svc, err := ocpp.New(ocpp.Config{Addr: cfg.OCPPAddr, TLS: tlsCfg, Store: store, Signals: signals, Intake: in, Heartbeat: cfg.OCPPHeartbeat,
 		OfflineAfter: cfg.OCPPOfflineAfter, Authorize: cfg.OCPPAuthorize == authorizeAccept, Logger: log})
 	if err != nil {
 		return nil, nil, err

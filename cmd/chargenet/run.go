@@ -17,6 +17,7 @@ import (
 
 	"github.com/chargenet/chargenet"
 	"github.com/chargenet/chargenet/health"
+	"github.com/chargenet/chargenet/intake"
 	"github.com/chargenet/chargenet/metrics"
 	"github.com/chargenet/chargenet/ocpi"
 	"github.com/chargenet/chargenet/ocpp"
@@ -284,22 +285,26 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		return names, ok
 	}, 2*time.Second)
-	// The OCPP listener, if on, passes the operator's availability changes on to the
-	// boxes connected here; without it they are recorded for the replica holding the box.
+	// One application path for the charge boxes' messages, whether they come over OCPP
+	// or over HTTP: counted, traced (through the traced store) and stamped alike. The
+	// OCPP listener, if on, passes the operator's availability changes on to the boxes
+	// connected here; without it they are recorded for the replica holding the box.
 	var boxes *ocpp.Service
+	in, err := intake.New(intake.Config{Store: apiStore, Metrics: m, Tracer: tracer, Logger: log,
+		Deliver: func(id int64, owed []chargenet.AvailabilityRequest) {
+			if boxes != nil {
+				boxes.Deliver(id, owed)
+			}
+		}})
+	if err != nil {
+		return err
+	}
 	if cfg.OCPPAddr != "" {
 		var stopOCPP func()
-		if boxes, stopOCPP, err = startOCPP(cfg, store, hooks, log); err != nil {
+		if boxes, stopOCPP, err = startOCPP(cfg, store, hooks, in, log); err != nil {
 			return err
 		}
 		defer stopOCPP()
-	}
-	availability := func(ctx context.Context, id int64) error {
-		if boxes != nil {
-			return boxes.Owe(ctx, id)
-		}
-		_, err := store.OweAvailability(ctx, id, time.Now())
-		return err
 	}
 	handler, err := server.New(server.Config{
 		Store:                 apiStore,
@@ -313,7 +318,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Tracer:                tracer,
 		Readiness:             readiness,
 		OCPI:                  ocpiHTTP,
-		Availability:          availability,
+		Intake:                in,
 	})
 	if err != nil {
 		return err
