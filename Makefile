@@ -19,7 +19,7 @@ ADDR ?= 127.0.0.1:8080
 OCPP_ADDR ?= 127.0.0.1:9000
 OCPP_DEV_PASSWORD ?= dev-ocpp-password-change-me
 
-.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz bench bench-ocpp bench-scale bench-compare bench-eventlog bench-ocpi
+.PHONY: all build run generate check-generated lint lint-spec breaking test go-test tools-npm prometheus-tools help clients docs-check prism-check fuzz deps bench bench-ocpp bench-scale bench-compare bench-eventlog bench-ocpi
 
 all: build
 
@@ -99,6 +99,9 @@ bench-ocpi: ## the OCPI rows of make bench alone, on SQLite: page rates quietly 
 
 bench-scale: ## import 1M locations and measure page latency at depth; writes bench/scale-results.md
 	bench/scale.sh
+
+deps: ## list the direct Go modules, pinned Go tools and npm packages that have a newer release (changes nothing)
+	scripts/deps.sh GOLANGCI_VERSION=github.com/golangci/golangci-lint/v2 OASDIFF_VERSION=github.com/oasdiff/oasdiff
 
 fuzz: ## run every fuzz target for FUZZTIME (default 5s) and print its executions
 	scripts/fuzz.sh
