@@ -156,7 +156,24 @@ func compareVersions(a, b string) int {
 	return 0
 }
 
-// findOperation finds the operation req is for, as the server routes it: on the escaped
+// findRESTOperation finds the operation of the REST contract req is for, as the
+// server's validator routes it: kin-openapi's router on the decoded path, so that an
+// encoded slash (%2F) separates segments ("/v1/locations/a%2Fb" is no operation: 404),
+// and a path parameter is never empty.
+func findRESTOperation(r routers.Router, req *http.Request) (*routers.Route, map[string]string, error) {
+	route, params, err := r.FindRoute(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, v := range params {
+		if v == "" {
+			return nil, nil, fmt.Errorf("no operation at %s %s", req.Method, req.URL.Path)
+		}
+	}
+	return route, params, nil
+}
+
+// findOperation finds the operation req is for, as Echo routes it (the OCPI server): on the escaped
 // path, so that an encoded slash (%2F) stays inside its path parameter, whose value is
 // then unescaped. It returns an error if no operation matches or a path parameter is
 // empty ("/v1/locations/" matches "/v1/locations/{id}" in the router, not in the server).
@@ -184,7 +201,7 @@ func checkLastRelease(req *http.Request, status int, header http.Header, body []
 	if err != nil {
 		return fmt.Errorf("loading the last released contract: %w", err)
 	}
-	route, params, ferr := findOperation(r, req)
+	route, params, ferr := findRESTOperation(r, req)
 	if ferr != nil {
 		return nil // an operation added since
 	}
@@ -220,7 +237,7 @@ func addedSince(req *http.Request, released *routers.Route, params map[string]st
 	if err != nil {
 		return false
 	}
-	current, currentParams, err := findOperation(r, req)
+	current, currentParams, err := findRESTOperation(r, req)
 	if err != nil || current.Operation.RequestBody == nil {
 		return false
 	}
@@ -265,7 +282,7 @@ func CheckExchange(req *http.Request, status int, header http.Header, body []byt
 	if outside && status < 400 {
 		return nil
 	}
-	route, params, ferr := findOperation(r, req)
+	route, params, ferr := findRESTOperation(r, req)
 	if ferr != nil || outside {
 		documented := status == http.StatusNotFound || status == http.StatusMethodNotAllowed ||
 			(outside && status == http.StatusServiceUnavailable)
