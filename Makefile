@@ -106,7 +106,7 @@ bench-scale: ## import 1M locations and measure page latency at depth; writes be
 deps: ## list the direct Go modules, pinned Go tools and npm packages that have a newer release (changes nothing)
 	scripts/deps.sh GOLANGCI_VERSION=github.com/golangci/golangci-lint/v2 OASDIFF_VERSION=github.com/oasdiff/oasdiff
 
-fuzz: ## run every fuzz target for FUZZTIME (default 5s) and print its executions
+fuzz: ## run every fuzz target for its number of executions (FUZZTIME=5m: that long each), print them, fail on a target that ran fewer
 	scripts/fuzz.sh
 
 clients: ## TypeScript partner proof: openapi-typescript types, tsc --strict, run against a live server
