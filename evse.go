@@ -3,6 +3,7 @@ package chargenet
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -268,6 +269,13 @@ type ConnectorPatch struct {
 	MaxElectricPower *float64
 	MaxAmperage      *float64
 	MaxVoltage       *float64
+	// IfVersion, when not 0, is a precondition as an If-Match of the EVSE's ETag: the
+	// EVSE must be at this Version (the version of a body written back from a read).
+	IfVersion int64
+	// PowerType and TariffIDs, when set, are fields of a read written back that a patch
+	// does not change: they must be the connector's.
+	PowerType *PowerType
+	TariffIDs *[]string
 }
 
 // Empty reports whether the patch changes nothing.
@@ -385,7 +393,7 @@ func (e *EVSE) UpdateConnector(connectorID int64, patch ConnectorPatch, ifMatch 
 	if c == nil {
 		return nil, Errorf(ErrNotFound, CodeNotFound, "connectorId", "connector with connectorId %d not found on EVSE %d", connectorID, e.UID)
 	}
-	if err := e.checkWritable(ifMatch); err != nil {
+	if err := e.CheckPreconditions(ifMatch, patch.IfVersion); err != nil {
 		return nil, err
 	}
 	if c.DeletedAt != nil {
@@ -395,12 +403,45 @@ func (e *EVSE) UpdateConnector(connectorID int64, patch ConnectorPatch, ifMatch 
 	if patch.Empty() {
 		return nil, Errorf(ErrInvalid, CodeInvalidBody, "", "request body must set at least one field")
 	}
+	if patch.PowerType != nil && *patch.PowerType != c.PowerType {
+		return nil, Errorf(ErrInvalid, CodeInvalidBody, "powerType",
+			"powerType %s is not the connector's %s, and this operation does not change it", *patch.PowerType, c.PowerType)
+	}
+	if patch.TariffIDs != nil && !slices.Equal(*patch.TariffIDs, c.TariffIDs) {
+		return nil, Errorf(ErrInvalid, CodeInvalidBody, "tariffIds", "tariffIds are not the connector's, and this operation does not change them")
+	}
 	updated := patch.Apply(*c)
 	if err := updated.Validate(); err != nil {
 		return nil, err
 	}
 	*c = updated
 	return c, nil
+}
+
+// DiffSettings returns the first field a client sets (standard, format, powerType,
+// maxElectricPower, maxAmperage, maxVoltage, tariffIds, and the id) in which o differs
+// from c, or "" when there is none. The fields the service sets (error, deletedAt) are
+// not compared.
+func (c Connector) DiffSettings(o Connector) string {
+	switch {
+	case o.ID != c.ID:
+		return "id"
+	case o.Standard != c.Standard:
+		return "standard"
+	case o.Format != c.Format:
+		return "format"
+	case o.PowerType != c.PowerType:
+		return "powerType"
+	case o.MaxElectricPower != c.MaxElectricPower:
+		return "maxElectricPower"
+	case o.MaxAmperage != c.MaxAmperage:
+		return "maxAmperage"
+	case o.MaxVoltage != c.MaxVoltage:
+		return "maxVoltage"
+	case !slices.Equal(o.TariffIDs, c.TariffIDs):
+		return "tariffIds"
+	}
+	return ""
 }
 
 // MatchETag reports whether an If-Match header value (a comma-separated list of entity

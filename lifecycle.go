@@ -50,6 +50,44 @@ func (e *EVSE) checkWritable(ifMatch string) error {
 	return nil
 }
 
+// CheckPreconditions refuses a change to a REMOVED EVSE (ErrConflict, evse_removed),
+// an ifMatch that does not match its ETag and an ifVersion (when not 0) other than its
+// Version (both ErrPreconditionFailed, param If-Match or version), in that order: with
+// both, both must hold.
+func (e *EVSE) CheckPreconditions(ifMatch string, ifVersion int64) error {
+	if err := e.checkWritable(ifMatch); err != nil {
+		return err
+	}
+	if ifVersion != 0 && ifVersion != e.Version {
+		return Errorf(ErrPreconditionFailed, CodePreconditionFailed, "version",
+			"version %d is not the current version %d of EVSE %d", ifVersion, e.Version, e.UID)
+	}
+	return nil
+}
+
+// checkUnchanged refuses a patch whose EvseID or Connectors differ from e's
+// (ErrInvalid naming the first field that differs).
+func (e *EVSE) checkUnchanged(p EVSEPatch) error {
+	if p.EvseID != nil && *p.EvseID != e.EvseID {
+		return Errorf(ErrInvalid, CodeInvalidBody, "evseId",
+			"evseId %q is not EVSE %d's %q, and this operation does not change it", *p.EvseID, e.UID, e.EvseID)
+	}
+	if p.Connectors == nil {
+		return nil
+	}
+	if len(p.Connectors) != len(e.Connectors) {
+		return Errorf(ErrInvalid, CodeInvalidBody, "connectors",
+			"connectors: %d given, EVSE %d has %d; connectors change through /v2/evses/%d/connectors", len(p.Connectors), e.UID, len(e.Connectors), e.UID)
+	}
+	for i := range p.Connectors {
+		if field := e.Connectors[i].DiffSettings(p.Connectors[i]); field != "" {
+			return Errorf(ErrInvalid, CodeInvalidBody, fmt.Sprintf("connectors[%d].%s", i, field),
+				"connectors[%d].%s differs from EVSE %d's; connectors change through /v2/evses/%d/connectors", i, field, e.UID, e.UID)
+		}
+	}
+	return nil
+}
+
 // Clone returns a copy of e that shares no connector (nor connector error or deletion
 // time) with it.
 func (e *EVSE) Clone() *EVSE {
@@ -115,6 +153,13 @@ type EVSEPatch struct {
 	Status      *EvseStatus
 	ChargeboxID *int64
 	LocationID  *string
+	// IfVersion, when not 0, is a precondition as an If-Match of its ETag: the EVSE
+	// must be at this Version (the version of a body written back from a read).
+	IfVersion int64
+	// EvseID and Connectors, when set, are fields of a read written back that a patch
+	// does not change: they must be the EVSE's (Connectors compared by DiffSettings).
+	EvseID     *string
+	Connectors []Connector
 }
 
 // Empty reports whether the patch changes nothing.
@@ -144,7 +189,10 @@ func (e *EVSE) ApplyPatch(p EVSEPatch, ifMatch string, now time.Time) ([]Event, 
 	case p.LocationID != nil && !ValidLocationID(*p.LocationID):
 		return nil, Errorf(ErrInvalid, CodeInvalidBody, "locationId", "%q is not a location id", *p.LocationID)
 	}
-	if err := e.checkWritable(ifMatch); err != nil {
+	if err := e.CheckPreconditions(ifMatch, p.IfVersion); err != nil {
+		return nil, err
+	}
+	if err := e.checkUnchanged(p); err != nil {
 		return nil, err
 	}
 	previous := e.Status

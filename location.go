@@ -29,6 +29,27 @@ type Location struct {
 	// ChangePos is the position of the location's last change in the change order (see
 	// ChangeSeek); only ListLocationChanges sets it.
 	ChangePos uint64
+	// IfVersion, when not 0, is the precondition of a write (the version of a PUT body):
+	// PutLocation writes only if the location exists at this Version (CheckVersion).
+	// Never set on a location read.
+	IfVersion int64
+}
+
+// CheckVersion checks l's precondition against the stored location current (nil when
+// there is none): with l.IfVersion set, current must exist at that Version.
+// ErrPreconditionFailed (param version) otherwise.
+func (l *Location) CheckVersion(current *Location) error {
+	switch {
+	case l.IfVersion == 0:
+		return nil
+	case current == nil:
+		return Errorf(ErrPreconditionFailed, CodePreconditionFailed, "version",
+			"version %d: location %s does not exist", l.IfVersion, l.ID)
+	case current.Version != l.IfVersion:
+		return Errorf(ErrPreconditionFailed, CodePreconditionFailed, "version",
+			"version %d is not the current version %d of location %s", l.IfVersion, current.Version, l.ID)
+	}
+	return nil
 }
 
 // Touch records a change of l made at now: of its own fields, of its list of EVSEs, or

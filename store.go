@@ -122,7 +122,9 @@ type LocationService interface {
 	// replaces the fields a client sets of the existing one, which is touched
 	// (Location.Touch; event location.updated), in one transaction. A replacement with
 	// the same fields (Location.SameFields) writes nothing and returns the location as
-	// stored. ErrConflict location_deleted when the location was deleted.
+	// stored. ErrConflict location_deleted when the location was deleted; otherwise,
+	// with l.IfVersion set, ErrPreconditionFailed (Location.CheckVersion) when there is
+	// no location at that version, and nothing is written.
 	PutLocation(ctx context.Context, l *Location, actor string, now time.Time) (loc *Location, created bool, err error)
 	// DeleteLocation marks location id deleted, touched (Location.Touch) and with
 	// DeletedAt its new LastUpdated, with its location.deleted event. A location already

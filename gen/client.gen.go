@@ -646,11 +646,14 @@ type ClientInterface interface {
 	// Scope: inventory:write
 	//
 	// Creates the location with this `id` (201) or replaces every field of an existing one
-	// (200). The caller chooses location ids, as in OCPI. The body is the location without
-	// the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
-	// the body, when present, must equal the path's. A replacement that changes nothing
-	// answers 200 and leaves `lastUpdated` as it was. The id of a deleted location is never
-	// used again: a `PUT` on it is 409 `location_deleted`.
+	// (200). The caller chooses location ids, as in OCPI. The body is the location; the
+	// fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`) may be sent, as
+	// a read returns them, and are ignored. An `id` in the body, when present, must equal
+	// the path's. A `version` in the body is a precondition: the location is replaced only
+	// if it exists at that version, otherwise the answer is 412 `precondition_failed`
+	// (`param` `version`) and nothing changes. A replacement that changes nothing answers
+	// 200 and leaves `lastUpdated` as it was. The id of a deleted location is never used
+	// again: a `PUT` on it is 409 `location_deleted`.
 	//
 	// The change produces a `location.created` or `location.updated` event.
 	//
@@ -664,11 +667,14 @@ type ClientInterface interface {
 	// Scope: inventory:write
 	//
 	// Creates the location with this `id` (201) or replaces every field of an existing one
-	// (200). The caller chooses location ids, as in OCPI. The body is the location without
-	// the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
-	// the body, when present, must equal the path's. A replacement that changes nothing
-	// answers 200 and leaves `lastUpdated` as it was. The id of a deleted location is never
-	// used again: a `PUT` on it is 409 `location_deleted`.
+	// (200). The caller chooses location ids, as in OCPI. The body is the location; the
+	// fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`) may be sent, as
+	// a read returns them, and are ignored. An `id` in the body, when present, must equal
+	// the path's. A `version` in the body is a precondition: the location is replaced only
+	// if it exists at that version, otherwise the answer is 412 `precondition_failed`
+	// (`param` `version`) and nothing changes. A replacement that changes nothing answers
+	// 200 and leaves `lastUpdated` as it was. The id of a deleted location is never used
+	// again: a `PUT` on it is 409 `location_deleted`.
 	//
 	// The change produces a `location.created` or `location.updated` event.
 	//
@@ -743,8 +749,10 @@ type ClientInterface interface {
 	// Scope: inventory:write
 	//
 	// Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
-	// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
-	// `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
+	// without the fields the service sets; the body of a read of another EVSE is accepted
+	// too, and its `uid`, `lastUpdated`, `version` and connector `error`s and `deletedAt`s
+	// are ignored (they describe that EVSE; the new one gets its own `uid` and version 1,
+	// with every connector in service). Connector `id`s must be 1..n for n connectors, each once, and every
 	// connector must keep the connector rules (see `updateConnector`); a violation is
 	// answered with 400 naming the field. `evseId` must follow the eMI3 format and be
 	// unused by any other EVSE (409 `conflict` otherwise). `status` defaults to `PLANNED`:
@@ -768,8 +776,10 @@ type ClientInterface interface {
 	// Scope: inventory:write
 	//
 	// Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
-	// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
-	// `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
+	// without the fields the service sets; the body of a read of another EVSE is accepted
+	// too, and its `uid`, `lastUpdated`, `version` and connector `error`s and `deletedAt`s
+	// are ignored (they describe that EVSE; the new one gets its own `uid` and version 1,
+	// with every connector in service). Connector `id`s must be 1..n for n connectors, each once, and every
 	// connector must keep the connector rules (see `updateConnector`); a violation is
 	// answered with 400 naming the field. `evseId` must follow the eMI3 format and be
 	// unused by any other EVSE (409 `conflict` otherwise). `status` defaults to `PLANNED`:
@@ -821,7 +831,14 @@ type ClientInterface interface {
 	// The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 	// service and back, removing it), the charge box that holds it (`chargeboxId`) and
 	// its location (`locationId`). Only the fields present are changed; the body must
-	// hold at least one; unknown fields and `null` are rejected (400 `invalid_body`).
+	// hold at least one of these three; unknown fields and `null` are rejected (400
+	// `invalid_body`).
+	//
+	// The EVSE as a read returns it is accepted as a body too (see "Writing back what you
+	// read"): `uid` must be the path's, `lastUpdated` is ignored, `version` is a
+	// precondition, and `evseId` and `connectors`, which this operation does not change,
+	// must be as the EVSE has them (in the fields a client sets; connector `error` and
+	// `deletedAt` are ignored), or the answer is 400 `invalid_body` naming the field.
 	//
 	// **Status transitions** the operator may make (anything else is 409
 	// `invalid_transition`, naming the allowed targets):
@@ -839,8 +856,9 @@ type ClientInterface interface {
 	// to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 	//
 	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
-	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
-	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
+	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read,
+	// or the read's `version` in the body, to change the EVSE only if nobody changed it
+	// since (412 otherwise). A status change
 	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
 	// `chargeboxId` or `locationId` produces an `evse.updated` event (with
 	// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
@@ -858,7 +876,14 @@ type ClientInterface interface {
 	// The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 	// service and back, removing it), the charge box that holds it (`chargeboxId`) and
 	// its location (`locationId`). Only the fields present are changed; the body must
-	// hold at least one; unknown fields and `null` are rejected (400 `invalid_body`).
+	// hold at least one of these three; unknown fields and `null` are rejected (400
+	// `invalid_body`).
+	//
+	// The EVSE as a read returns it is accepted as a body too (see "Writing back what you
+	// read"): `uid` must be the path's, `lastUpdated` is ignored, `version` is a
+	// precondition, and `evseId` and `connectors`, which this operation does not change,
+	// must be as the EVSE has them (in the fields a client sets; connector `error` and
+	// `deletedAt` are ignored), or the answer is 400 `invalid_body` naming the field.
 	//
 	// **Status transitions** the operator may make (anything else is 409
 	// `invalid_transition`, naming the allowed targets):
@@ -876,8 +901,9 @@ type ClientInterface interface {
 	// to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 	//
 	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
-	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
-	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
+	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read,
+	// or the read's `version` in the body, to change the EVSE only if nobody changed it
+	// since (412 otherwise). A status change
 	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
 	// `chargeboxId` or `locationId` produces an `evse.updated` event (with
 	// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
@@ -896,8 +922,11 @@ type ClientInterface interface {
 	// highest, deleted connectors included, so OCPP connector numbers of the charge box
 	// stay stable). The connector must keep the connector rules (400
 	// `invalid_connector`); a `REMOVED` EVSE takes no new connector (409 `evse_removed`).
-	// `If-Match` and `Idempotency-Key` work as elsewhere. The answer is 201 with the whole
-	// EVSE and its new `ETag`; the change produces an `evse.connector.created` event.
+	// `If-Match` and `Idempotency-Key` work as elsewhere. A connector as a read returns it
+	// is accepted as a body: its `id`, `error` and `deletedAt` are ignored, and a
+	// `version` (the EVSE's) is a precondition as `If-Match` is. The answer is 201 with
+	// the whole EVSE and its new `ETag`; the change produces an `evse.connector.created`
+	// event.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -912,8 +941,11 @@ type ClientInterface interface {
 	// highest, deleted connectors included, so OCPP connector numbers of the charge box
 	// stay stable). The connector must keep the connector rules (400
 	// `invalid_connector`); a `REMOVED` EVSE takes no new connector (409 `evse_removed`).
-	// `If-Match` and `Idempotency-Key` work as elsewhere. The answer is 201 with the whole
-	// EVSE and its new `ETag`; the change produces an `evse.connector.created` event.
+	// `If-Match` and `Idempotency-Key` work as elsewhere. A connector as a read returns it
+	// is accepted as a body: its `id`, `error` and `deletedAt` are ignored, and a
+	// `version` (the EVSE's) is a precondition as `If-Match` is. The answer is 201 with
+	// the whole EVSE and its new `ETag`; the change produces an `evse.connector.created`
+	// event.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -951,9 +983,15 @@ type ClientInterface interface {
 	// violation is answered with 400 `invalid_connector` naming both values.
 	//
 	// A deleted connector (one with `deletedAt`) cannot be updated: 409
-	// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read to update
-	// only if the EVSE is unchanged since; a mismatch is answered with 412 and nothing
-	// is changed. The answer is the whole EVSE after the update, with its new `ETag`.
+	// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read, or the
+	// read's `version` (the EVSE's) in the body, to update only if the EVSE is unchanged
+	// since; a mismatch is answered with 412 and nothing is changed. The answer is the
+	// whole EVSE after the update, with its new `ETag`.
+	//
+	// The connector as a read returns it is accepted as a body too (see "Writing back
+	// what you read"): `id` must be the path's `connectorId`, `error` and `deletedAt` are
+	// ignored, and `powerType` and `tariffIds`, which this operation does not change, must
+	// be as the connector has them (400 `invalid_body` naming the field otherwise).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -977,9 +1015,15 @@ type ClientInterface interface {
 	// violation is answered with 400 `invalid_connector` naming both values.
 	//
 	// A deleted connector (one with `deletedAt`) cannot be updated: 409
-	// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read to update
-	// only if the EVSE is unchanged since; a mismatch is answered with 412 and nothing
-	// is changed. The answer is the whole EVSE after the update, with its new `ETag`.
+	// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read, or the
+	// read's `version` (the EVSE's) in the body, to update only if the EVSE is unchanged
+	// since; a mismatch is answered with 412 and nothing is changed. The answer is the
+	// whole EVSE after the update, with its new `ETag`.
+	//
+	// The connector as a read returns it is accepted as a body too (see "Writing back
+	// what you read"): `id` must be the path's `connectorId`, `error` and `deletedAt` are
+	// ignored, and `powerType` and `tariffIds`, which this operation does not change, must
+	// be as the connector has them (400 `invalid_body` naming the field otherwise).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1803,11 +1847,14 @@ func (c *Client) GetLocation(ctx context.Context, id LocationId, reqEditors ...R
 // Scope: inventory:write
 //
 // Creates the location with this `id` (201) or replaces every field of an existing one
-// (200). The caller chooses location ids, as in OCPI. The body is the location without
-// the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
-// the body, when present, must equal the path's. A replacement that changes nothing
-// answers 200 and leaves `lastUpdated` as it was. The id of a deleted location is never
-// used again: a `PUT` on it is 409 `location_deleted`.
+// (200). The caller chooses location ids, as in OCPI. The body is the location; the
+// fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`) may be sent, as
+// a read returns them, and are ignored. An `id` in the body, when present, must equal
+// the path's. A `version` in the body is a precondition: the location is replaced only
+// if it exists at that version, otherwise the answer is 412 `precondition_failed`
+// (`param` `version`) and nothing changes. A replacement that changes nothing answers
+// 200 and leaves `lastUpdated` as it was. The id of a deleted location is never used
+// again: a `PUT` on it is 409 `location_deleted`.
 //
 // The change produces a `location.created` or `location.updated` event.
 //
@@ -1831,11 +1878,14 @@ func (c *Client) PutLocationWithBody(ctx context.Context, id LocationIdPath, con
 // Scope: inventory:write
 //
 // Creates the location with this `id` (201) or replaces every field of an existing one
-// (200). The caller chooses location ids, as in OCPI. The body is the location without
-// the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
-// the body, when present, must equal the path's. A replacement that changes nothing
-// answers 200 and leaves `lastUpdated` as it was. The id of a deleted location is never
-// used again: a `PUT` on it is 409 `location_deleted`.
+// (200). The caller chooses location ids, as in OCPI. The body is the location; the
+// fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`) may be sent, as
+// a read returns them, and are ignored. An `id` in the body, when present, must equal
+// the path's. A `version` in the body is a precondition: the location is replaced only
+// if it exists at that version, otherwise the answer is 412 `precondition_failed`
+// (`param` `version`) and nothing changes. A replacement that changes nothing answers
+// 200 and leaves `lastUpdated` as it was. The id of a deleted location is never used
+// again: a `PUT` on it is 409 `location_deleted`.
 //
 // The change produces a `location.created` or `location.updated` event.
 //
@@ -1950,8 +2000,10 @@ func (c *Client) ListEvses(ctx context.Context, params *ListEvsesParams, reqEdit
 // Scope: inventory:write
 //
 // Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
-// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
-// `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
+// without the fields the service sets; the body of a read of another EVSE is accepted
+// too, and its `uid`, `lastUpdated`, `version` and connector `error`s and `deletedAt`s
+// are ignored (they describe that EVSE; the new one gets its own `uid` and version 1,
+// with every connector in service). Connector `id`s must be 1..n for n connectors, each once, and every
 // connector must keep the connector rules (see `updateConnector`); a violation is
 // answered with 400 naming the field. `evseId` must follow the eMI3 format and be
 // unused by any other EVSE (409 `conflict` otherwise). `status` defaults to `PLANNED`:
@@ -1985,8 +2037,10 @@ func (c *Client) CreateEvseWithBody(ctx context.Context, params *CreateEvseParam
 // Scope: inventory:write
 //
 // Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
-// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
-// `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
+// without the fields the service sets; the body of a read of another EVSE is accepted
+// too, and its `uid`, `lastUpdated`, `version` and connector `error`s and `deletedAt`s
+// are ignored (they describe that EVSE; the new one gets its own `uid` and version 1,
+// with every connector in service). Connector `id`s must be 1..n for n connectors, each once, and every
 // connector must keep the connector rules (see `updateConnector`); a violation is
 // answered with 400 naming the field. `evseId` must follow the eMI3 format and be
 // unused by any other EVSE (409 `conflict` otherwise). `status` defaults to `PLANNED`:
@@ -2068,7 +2122,14 @@ func (c *Client) GetEvse(ctx context.Context, uid EvseUid, reqEditors ...Request
 // The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 // service and back, removing it), the charge box that holds it (`chargeboxId`) and
 // its location (`locationId`). Only the fields present are changed; the body must
-// hold at least one; unknown fields and `null` are rejected (400 `invalid_body`).
+// hold at least one of these three; unknown fields and `null` are rejected (400
+// `invalid_body`).
+//
+// The EVSE as a read returns it is accepted as a body too (see "Writing back what you
+// read"): `uid` must be the path's, `lastUpdated` is ignored, `version` is a
+// precondition, and `evseId` and `connectors`, which this operation does not change,
+// must be as the EVSE has them (in the fields a client sets; connector `error` and
+// `deletedAt` are ignored), or the answer is 400 `invalid_body` naming the field.
 //
 // **Status transitions** the operator may make (anything else is 409
 // `invalid_transition`, naming the allowed targets):
@@ -2086,8 +2147,9 @@ func (c *Client) GetEvse(ctx context.Context, uid EvseUid, reqEditors ...Request
 // to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 //
 // A new `locationId` must name a location that exists (400 `invalid_body`) and is not
-// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
-// to change the EVSE only if nobody changed it since (412 otherwise). A status change
+// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read,
+// or the read's `version` in the body, to change the EVSE only if nobody changed it
+// since (412 otherwise). A status change
 // produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
 // `chargeboxId` or `locationId` produces an `evse.updated` event (with
 // `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
@@ -2115,7 +2177,14 @@ func (c *Client) UpdateEvseWithBody(ctx context.Context, uid EvseUid, params *Up
 // The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 // service and back, removing it), the charge box that holds it (`chargeboxId`) and
 // its location (`locationId`). Only the fields present are changed; the body must
-// hold at least one; unknown fields and `null` are rejected (400 `invalid_body`).
+// hold at least one of these three; unknown fields and `null` are rejected (400
+// `invalid_body`).
+//
+// The EVSE as a read returns it is accepted as a body too (see "Writing back what you
+// read"): `uid` must be the path's, `lastUpdated` is ignored, `version` is a
+// precondition, and `evseId` and `connectors`, which this operation does not change,
+// must be as the EVSE has them (in the fields a client sets; connector `error` and
+// `deletedAt` are ignored), or the answer is 400 `invalid_body` naming the field.
 //
 // **Status transitions** the operator may make (anything else is 409
 // `invalid_transition`, naming the allowed targets):
@@ -2133,8 +2202,9 @@ func (c *Client) UpdateEvseWithBody(ctx context.Context, uid EvseUid, params *Up
 // to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 //
 // A new `locationId` must name a location that exists (400 `invalid_body`) and is not
-// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
-// to change the EVSE only if nobody changed it since (412 otherwise). A status change
+// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read,
+// or the read's `version` in the body, to change the EVSE only if nobody changed it
+// since (412 otherwise). A status change
 // produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
 // `chargeboxId` or `locationId` produces an `evse.updated` event (with
 // `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
@@ -2163,8 +2233,11 @@ func (c *Client) UpdateEvse(ctx context.Context, uid EvseUid, params *UpdateEvse
 // highest, deleted connectors included, so OCPP connector numbers of the charge box
 // stay stable). The connector must keep the connector rules (400
 // `invalid_connector`); a `REMOVED` EVSE takes no new connector (409 `evse_removed`).
-// `If-Match` and `Idempotency-Key` work as elsewhere. The answer is 201 with the whole
-// EVSE and its new `ETag`; the change produces an `evse.connector.created` event.
+// `If-Match` and `Idempotency-Key` work as elsewhere. A connector as a read returns it
+// is accepted as a body: its `id`, `error` and `deletedAt` are ignored, and a
+// `version` (the EVSE's) is a precondition as `If-Match` is. The answer is 201 with
+// the whole EVSE and its new `ETag`; the change produces an `evse.connector.created`
+// event.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2189,8 +2262,11 @@ func (c *Client) CreateConnectorWithBody(ctx context.Context, uid EvseUid, param
 // highest, deleted connectors included, so OCPP connector numbers of the charge box
 // stay stable). The connector must keep the connector rules (400
 // `invalid_connector`); a `REMOVED` EVSE takes no new connector (409 `evse_removed`).
-// `If-Match` and `Idempotency-Key` work as elsewhere. The answer is 201 with the whole
-// EVSE and its new `ETag`; the change produces an `evse.connector.created` event.
+// `If-Match` and `Idempotency-Key` work as elsewhere. A connector as a read returns it
+// is accepted as a body: its `id`, `error` and `deletedAt` are ignored, and a
+// `version` (the EVSE's) is a precondition as `If-Match` is. The answer is 201 with
+// the whole EVSE and its new `ETag`; the change produces an `evse.connector.created`
+// event.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2248,9 +2324,15 @@ func (c *Client) DeleteConnector(ctx context.Context, uid EvseUid, connectorId i
 // violation is answered with 400 `invalid_connector` naming both values.
 //
 // A deleted connector (one with `deletedAt`) cannot be updated: 409
-// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read to update
-// only if the EVSE is unchanged since; a mismatch is answered with 412 and nothing
-// is changed. The answer is the whole EVSE after the update, with its new `ETag`.
+// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read, or the
+// read's `version` (the EVSE's) in the body, to update only if the EVSE is unchanged
+// since; a mismatch is answered with 412 and nothing is changed. The answer is the
+// whole EVSE after the update, with its new `ETag`.
+//
+// The connector as a read returns it is accepted as a body too (see "Writing back
+// what you read"): `id` must be the path's `connectorId`, `error` and `deletedAt` are
+// ignored, and `powerType` and `tariffIds`, which this operation does not change, must
+// be as the connector has them (400 `invalid_body` naming the field otherwise).
 //
 // Takes any type of body and a specified content type.
 //
@@ -2284,9 +2366,15 @@ func (c *Client) UpdateConnectorWithBody(ctx context.Context, uid EvseUid, conne
 // violation is answered with 400 `invalid_connector` naming both values.
 //
 // A deleted connector (one with `deletedAt`) cannot be updated: 409
-// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read to update
-// only if the EVSE is unchanged since; a mismatch is answered with 412 and nothing
-// is changed. The answer is the whole EVSE after the update, with its new `ETag`.
+// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read, or the
+// read's `version` (the EVSE's) in the body, to update only if the EVSE is unchanged
+// since; a mismatch is answered with 412 and nothing is changed. The answer is the
+// whole EVSE after the update, with its new `ETag`.
+//
+// The connector as a read returns it is accepted as a body too (see "Writing back
+// what you read"): `id` must be the path's `connectorId`, `error` and `deletedAt` are
+// ignored, and `powerType` and `tariffIds`, which this operation does not change, must
+// be as the connector has them (400 `invalid_body` naming the field otherwise).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4560,11 +4648,14 @@ type ClientWithResponsesInterface interface {
 	// Scope: inventory:write
 	//
 	// Creates the location with this `id` (201) or replaces every field of an existing one
-	// (200). The caller chooses location ids, as in OCPI. The body is the location without
-	// the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
-	// the body, when present, must equal the path's. A replacement that changes nothing
-	// answers 200 and leaves `lastUpdated` as it was. The id of a deleted location is never
-	// used again: a `PUT` on it is 409 `location_deleted`.
+	// (200). The caller chooses location ids, as in OCPI. The body is the location; the
+	// fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`) may be sent, as
+	// a read returns them, and are ignored. An `id` in the body, when present, must equal
+	// the path's. A `version` in the body is a precondition: the location is replaced only
+	// if it exists at that version, otherwise the answer is 412 `precondition_failed`
+	// (`param` `version`) and nothing changes. A replacement that changes nothing answers
+	// 200 and leaves `lastUpdated` as it was. The id of a deleted location is never used
+	// again: a `PUT` on it is 409 `location_deleted`.
 	//
 	// The change produces a `location.created` or `location.updated` event.
 	//
@@ -4578,11 +4669,14 @@ type ClientWithResponsesInterface interface {
 	// Scope: inventory:write
 	//
 	// Creates the location with this `id` (201) or replaces every field of an existing one
-	// (200). The caller chooses location ids, as in OCPI. The body is the location without
-	// the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
-	// the body, when present, must equal the path's. A replacement that changes nothing
-	// answers 200 and leaves `lastUpdated` as it was. The id of a deleted location is never
-	// used again: a `PUT` on it is 409 `location_deleted`.
+	// (200). The caller chooses location ids, as in OCPI. The body is the location; the
+	// fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`) may be sent, as
+	// a read returns them, and are ignored. An `id` in the body, when present, must equal
+	// the path's. A `version` in the body is a precondition: the location is replaced only
+	// if it exists at that version, otherwise the answer is 412 `precondition_failed`
+	// (`param` `version`) and nothing changes. A replacement that changes nothing answers
+	// 200 and leaves `lastUpdated` as it was. The id of a deleted location is never used
+	// again: a `PUT` on it is 409 `location_deleted`.
 	//
 	// The change produces a `location.created` or `location.updated` event.
 	//
@@ -4663,8 +4757,10 @@ type ClientWithResponsesInterface interface {
 	// Scope: inventory:write
 	//
 	// Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
-	// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
-	// `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
+	// without the fields the service sets; the body of a read of another EVSE is accepted
+	// too, and its `uid`, `lastUpdated`, `version` and connector `error`s and `deletedAt`s
+	// are ignored (they describe that EVSE; the new one gets its own `uid` and version 1,
+	// with every connector in service). Connector `id`s must be 1..n for n connectors, each once, and every
 	// connector must keep the connector rules (see `updateConnector`); a violation is
 	// answered with 400 naming the field. `evseId` must follow the eMI3 format and be
 	// unused by any other EVSE (409 `conflict` otherwise). `status` defaults to `PLANNED`:
@@ -4688,8 +4784,10 @@ type ClientWithResponsesInterface interface {
 	// Scope: inventory:write
 	//
 	// Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
-	// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
-	// `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
+	// without the fields the service sets; the body of a read of another EVSE is accepted
+	// too, and its `uid`, `lastUpdated`, `version` and connector `error`s and `deletedAt`s
+	// are ignored (they describe that EVSE; the new one gets its own `uid` and version 1,
+	// with every connector in service). Connector `id`s must be 1..n for n connectors, each once, and every
 	// connector must keep the connector rules (see `updateConnector`); a violation is
 	// answered with 400 naming the field. `evseId` must follow the eMI3 format and be
 	// unused by any other EVSE (409 `conflict` otherwise). `status` defaults to `PLANNED`:
@@ -4745,7 +4843,14 @@ type ClientWithResponsesInterface interface {
 	// The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 	// service and back, removing it), the charge box that holds it (`chargeboxId`) and
 	// its location (`locationId`). Only the fields present are changed; the body must
-	// hold at least one; unknown fields and `null` are rejected (400 `invalid_body`).
+	// hold at least one of these three; unknown fields and `null` are rejected (400
+	// `invalid_body`).
+	//
+	// The EVSE as a read returns it is accepted as a body too (see "Writing back what you
+	// read"): `uid` must be the path's, `lastUpdated` is ignored, `version` is a
+	// precondition, and `evseId` and `connectors`, which this operation does not change,
+	// must be as the EVSE has them (in the fields a client sets; connector `error` and
+	// `deletedAt` are ignored), or the answer is 400 `invalid_body` naming the field.
 	//
 	// **Status transitions** the operator may make (anything else is 409
 	// `invalid_transition`, naming the allowed targets):
@@ -4763,8 +4868,9 @@ type ClientWithResponsesInterface interface {
 	// to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 	//
 	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
-	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
-	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
+	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read,
+	// or the read's `version` in the body, to change the EVSE only if nobody changed it
+	// since (412 otherwise). A status change
 	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
 	// `chargeboxId` or `locationId` produces an `evse.updated` event (with
 	// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
@@ -4782,7 +4888,14 @@ type ClientWithResponsesInterface interface {
 	// The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 	// service and back, removing it), the charge box that holds it (`chargeboxId`) and
 	// its location (`locationId`). Only the fields present are changed; the body must
-	// hold at least one; unknown fields and `null` are rejected (400 `invalid_body`).
+	// hold at least one of these three; unknown fields and `null` are rejected (400
+	// `invalid_body`).
+	//
+	// The EVSE as a read returns it is accepted as a body too (see "Writing back what you
+	// read"): `uid` must be the path's, `lastUpdated` is ignored, `version` is a
+	// precondition, and `evseId` and `connectors`, which this operation does not change,
+	// must be as the EVSE has them (in the fields a client sets; connector `error` and
+	// `deletedAt` are ignored), or the answer is 400 `invalid_body` naming the field.
 	//
 	// **Status transitions** the operator may make (anything else is 409
 	// `invalid_transition`, naming the allowed targets):
@@ -4800,8 +4913,9 @@ type ClientWithResponsesInterface interface {
 	// to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 	//
 	// A new `locationId` must name a location that exists (400 `invalid_body`) and is not
-	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
-	// to change the EVSE only if nobody changed it since (412 otherwise). A status change
+	// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read,
+	// or the read's `version` in the body, to change the EVSE only if nobody changed it
+	// since (412 otherwise). A status change
 	// produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
 	// `chargeboxId` or `locationId` produces an `evse.updated` event (with
 	// `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
@@ -4820,8 +4934,11 @@ type ClientWithResponsesInterface interface {
 	// highest, deleted connectors included, so OCPP connector numbers of the charge box
 	// stay stable). The connector must keep the connector rules (400
 	// `invalid_connector`); a `REMOVED` EVSE takes no new connector (409 `evse_removed`).
-	// `If-Match` and `Idempotency-Key` work as elsewhere. The answer is 201 with the whole
-	// EVSE and its new `ETag`; the change produces an `evse.connector.created` event.
+	// `If-Match` and `Idempotency-Key` work as elsewhere. A connector as a read returns it
+	// is accepted as a body: its `id`, `error` and `deletedAt` are ignored, and a
+	// `version` (the EVSE's) is a precondition as `If-Match` is. The answer is 201 with
+	// the whole EVSE and its new `ETag`; the change produces an `evse.connector.created`
+	// event.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4836,8 +4953,11 @@ type ClientWithResponsesInterface interface {
 	// highest, deleted connectors included, so OCPP connector numbers of the charge box
 	// stay stable). The connector must keep the connector rules (400
 	// `invalid_connector`); a `REMOVED` EVSE takes no new connector (409 `evse_removed`).
-	// `If-Match` and `Idempotency-Key` work as elsewhere. The answer is 201 with the whole
-	// EVSE and its new `ETag`; the change produces an `evse.connector.created` event.
+	// `If-Match` and `Idempotency-Key` work as elsewhere. A connector as a read returns it
+	// is accepted as a body: its `id`, `error` and `deletedAt` are ignored, and a
+	// `version` (the EVSE's) is a precondition as `If-Match` is. The answer is 201 with
+	// the whole EVSE and its new `ETag`; the change produces an `evse.connector.created`
+	// event.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4877,9 +4997,15 @@ type ClientWithResponsesInterface interface {
 	// violation is answered with 400 `invalid_connector` naming both values.
 	//
 	// A deleted connector (one with `deletedAt`) cannot be updated: 409
-	// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read to update
-	// only if the EVSE is unchanged since; a mismatch is answered with 412 and nothing
-	// is changed. The answer is the whole EVSE after the update, with its new `ETag`.
+	// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read, or the
+	// read's `version` (the EVSE's) in the body, to update only if the EVSE is unchanged
+	// since; a mismatch is answered with 412 and nothing is changed. The answer is the
+	// whole EVSE after the update, with its new `ETag`.
+	//
+	// The connector as a read returns it is accepted as a body too (see "Writing back
+	// what you read"): `id` must be the path's `connectorId`, `error` and `deletedAt` are
+	// ignored, and `powerType` and `tariffIds`, which this operation does not change, must
+	// be as the connector has them (400 `invalid_body` naming the field otherwise).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4903,9 +5029,15 @@ type ClientWithResponsesInterface interface {
 	// violation is answered with 400 `invalid_connector` naming both values.
 	//
 	// A deleted connector (one with `deletedAt`) cannot be updated: 409
-	// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read to update
-	// only if the EVSE is unchanged since; a mismatch is answered with 412 and nothing
-	// is changed. The answer is the whole EVSE after the update, with its new `ETag`.
+	// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read, or the
+	// read's `version` (the EVSE's) in the body, to update only if the EVSE is unchanged
+	// since; a mismatch is answered with 412 and nothing is changed. The answer is the
+	// whole EVSE after the update, with its new `ETag`.
+	//
+	// The connector as a read returns it is accepted as a body too (see "Writing back
+	// what you read"): `id` must be the path's `connectorId`, `error` and `deletedAt` are
+	// ignored, and `powerType` and `tariffIds`, which this operation does not change, must
+	// be as the connector has them (400 `invalid_body` naming the field otherwise).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8192,6 +8324,14 @@ type PutLocationResponse409Headers struct {
 	XRequestId          *string
 }
 
+// PutLocationResponse412Headers the declared response headers of an HTTP 412 response for PutLocation
+type PutLocationResponse412Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // PutLocationResponse413Headers the declared response headers of an HTTP 413 response for PutLocation
 type PutLocationResponse413Headers struct {
 	XRateLimitLimit     *int
@@ -8246,6 +8386,8 @@ type PutLocationResponse struct {
 	JSON403 *Forbidden
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -8266,6 +8408,8 @@ type PutLocationResponse struct {
 	Headers403 *PutLocationResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *PutLocationResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PutLocationResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutLocationResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -8301,6 +8445,11 @@ func (r PutLocationResponse) GetJSON403() *Forbidden {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r PutLocationResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r PutLocationResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -10936,11 +11085,14 @@ func (c *ClientWithResponses) GetLocationWithResponse(ctx context.Context, id Lo
 // Scope: inventory:write
 //
 // Creates the location with this `id` (201) or replaces every field of an existing one
-// (200). The caller chooses location ids, as in OCPI. The body is the location without
-// the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
-// the body, when present, must equal the path's. A replacement that changes nothing
-// answers 200 and leaves `lastUpdated` as it was. The id of a deleted location is never
-// used again: a `PUT` on it is 409 `location_deleted`.
+// (200). The caller chooses location ids, as in OCPI. The body is the location; the
+// fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`) may be sent, as
+// a read returns them, and are ignored. An `id` in the body, when present, must equal
+// the path's. A `version` in the body is a precondition: the location is replaced only
+// if it exists at that version, otherwise the answer is 412 `precondition_failed`
+// (`param` `version`) and nothing changes. A replacement that changes nothing answers
+// 200 and leaves `lastUpdated` as it was. The id of a deleted location is never used
+// again: a `PUT` on it is 409 `location_deleted`.
 //
 // The change produces a `location.created` or `location.updated` event.
 //
@@ -10960,11 +11112,14 @@ func (c *ClientWithResponses) PutLocationWithBodyWithResponse(ctx context.Contex
 // Scope: inventory:write
 //
 // Creates the location with this `id` (201) or replaces every field of an existing one
-// (200). The caller chooses location ids, as in OCPI. The body is the location without
-// the fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`); an `id` in
-// the body, when present, must equal the path's. A replacement that changes nothing
-// answers 200 and leaves `lastUpdated` as it was. The id of a deleted location is never
-// used again: a `PUT` on it is 409 `location_deleted`.
+// (200). The caller chooses location ids, as in OCPI. The body is the location; the
+// fields the service computes (`evseUids`, `lastUpdated`, `deletedAt`) may be sent, as
+// a read returns them, and are ignored. An `id` in the body, when present, must equal
+// the path's. A `version` in the body is a precondition: the location is replaced only
+// if it exists at that version, otherwise the answer is 412 `precondition_failed`
+// (`param` `version`) and nothing changes. A replacement that changes nothing answers
+// 200 and leaves `lastUpdated` as it was. The id of a deleted location is never used
+// again: a `PUT` on it is 409 `location_deleted`.
 //
 // The change produces a `location.created` or `location.updated` event.
 //
@@ -11069,8 +11224,10 @@ func (c *ClientWithResponses) ListEvsesWithResponse(ctx context.Context, params 
 // Scope: inventory:write
 //
 // Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
-// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
-// `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
+// without the fields the service sets; the body of a read of another EVSE is accepted
+// too, and its `uid`, `lastUpdated`, `version` and connector `error`s and `deletedAt`s
+// are ignored (they describe that EVSE; the new one gets its own `uid` and version 1,
+// with every connector in service). Connector `id`s must be 1..n for n connectors, each once, and every
 // connector must keep the connector rules (see `updateConnector`); a violation is
 // answered with 400 naming the field. `evseId` must follow the eMI3 format and be
 // unused by any other EVSE (409 `conflict` otherwise). `status` defaults to `PLANNED`:
@@ -11100,8 +11257,10 @@ func (c *ClientWithResponses) CreateEvseWithBodyWithResponse(ctx context.Context
 // Scope: inventory:write
 //
 // Creates an EVSE at an existing location and assigns its `uid`. The body is the EVSE
-// without the fields the service sets (`uid`, `lastUpdated`, connector errors and
-// `deletedAt`). Connector `id`s must be 1..n for n connectors, each once, and every
+// without the fields the service sets; the body of a read of another EVSE is accepted
+// too, and its `uid`, `lastUpdated`, `version` and connector `error`s and `deletedAt`s
+// are ignored (they describe that EVSE; the new one gets its own `uid` and version 1,
+// with every connector in service). Connector `id`s must be 1..n for n connectors, each once, and every
 // connector must keep the connector rules (see `updateConnector`); a violation is
 // answered with 400 naming the field. `evseId` must follow the eMI3 format and be
 // unused by any other EVSE (409 `conflict` otherwise). `status` defaults to `PLANNED`:
@@ -11175,7 +11334,14 @@ func (c *ClientWithResponses) GetEvseWithResponse(ctx context.Context, uid EvseU
 // The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 // service and back, removing it), the charge box that holds it (`chargeboxId`) and
 // its location (`locationId`). Only the fields present are changed; the body must
-// hold at least one; unknown fields and `null` are rejected (400 `invalid_body`).
+// hold at least one of these three; unknown fields and `null` are rejected (400
+// `invalid_body`).
+//
+// The EVSE as a read returns it is accepted as a body too (see "Writing back what you
+// read"): `uid` must be the path's, `lastUpdated` is ignored, `version` is a
+// precondition, and `evseId` and `connectors`, which this operation does not change,
+// must be as the EVSE has them (in the fields a client sets; connector `error` and
+// `deletedAt` are ignored), or the answer is 400 `invalid_body` naming the field.
 //
 // **Status transitions** the operator may make (anything else is 409
 // `invalid_transition`, naming the allowed targets):
@@ -11193,8 +11359,9 @@ func (c *ClientWithResponses) GetEvseWithResponse(ctx context.Context, uid EvseU
 // to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 //
 // A new `locationId` must name a location that exists (400 `invalid_body`) and is not
-// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
-// to change the EVSE only if nobody changed it since (412 otherwise). A status change
+// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read,
+// or the read's `version` in the body, to change the EVSE only if nobody changed it
+// since (412 otherwise). A status change
 // produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
 // `chargeboxId` or `locationId` produces an `evse.updated` event (with
 // `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
@@ -11218,7 +11385,14 @@ func (c *ClientWithResponses) UpdateEvseWithBodyWithResponse(ctx context.Context
 // The operator's changes to an EVSE: its `status` (commissioning, taking it out of
 // service and back, removing it), the charge box that holds it (`chargeboxId`) and
 // its location (`locationId`). Only the fields present are changed; the body must
-// hold at least one; unknown fields and `null` are rejected (400 `invalid_body`).
+// hold at least one of these three; unknown fields and `null` are rejected (400
+// `invalid_body`).
+//
+// The EVSE as a read returns it is accepted as a body too (see "Writing back what you
+// read"): `uid` must be the path's, `lastUpdated` is ignored, `version` is a
+// precondition, and `evseId` and `connectors`, which this operation does not change,
+// must be as the EVSE has them (in the fields a client sets; connector `error` and
+// `deletedAt` are ignored), or the answer is 400 `invalid_body` naming the field.
 //
 // **Status transitions** the operator may make (anything else is 409
 // `invalid_transition`, naming the allowed targets):
@@ -11236,8 +11410,9 @@ func (c *ClientWithResponses) UpdateEvseWithBodyWithResponse(ctx context.Context
 // to `AVAILABLE` or `UNKNOWN` hands the status back to the charge box.
 //
 // A new `locationId` must name a location that exists (400 `invalid_body`) and is not
-// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read
-// to change the EVSE only if nobody changed it since (412 otherwise). A status change
+// deleted (409 `location_deleted`). Send `If-Match` with the `ETag` of a previous read,
+// or the read's `version` in the body, to change the EVSE only if nobody changed it
+// since (412 otherwise). A status change
 // produces an `evse.status.changed` event (and `evse.removed` for `REMOVED`); a new
 // `chargeboxId` or `locationId` produces an `evse.updated` event (with
 // `previousLocationId` when the EVSE moved to another location, whose `evseUids` no
@@ -11262,8 +11437,11 @@ func (c *ClientWithResponses) UpdateEvseWithResponse(ctx context.Context, uid Ev
 // highest, deleted connectors included, so OCPP connector numbers of the charge box
 // stay stable). The connector must keep the connector rules (400
 // `invalid_connector`); a `REMOVED` EVSE takes no new connector (409 `evse_removed`).
-// `If-Match` and `Idempotency-Key` work as elsewhere. The answer is 201 with the whole
-// EVSE and its new `ETag`; the change produces an `evse.connector.created` event.
+// `If-Match` and `Idempotency-Key` work as elsewhere. A connector as a read returns it
+// is accepted as a body: its `id`, `error` and `deletedAt` are ignored, and a
+// `version` (the EVSE's) is a precondition as `If-Match` is. The answer is 201 with
+// the whole EVSE and its new `ETag`; the change produces an `evse.connector.created`
+// event.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11284,8 +11462,11 @@ func (c *ClientWithResponses) CreateConnectorWithBodyWithResponse(ctx context.Co
 // highest, deleted connectors included, so OCPP connector numbers of the charge box
 // stay stable). The connector must keep the connector rules (400
 // `invalid_connector`); a `REMOVED` EVSE takes no new connector (409 `evse_removed`).
-// `If-Match` and `Idempotency-Key` work as elsewhere. The answer is 201 with the whole
-// EVSE and its new `ETag`; the change produces an `evse.connector.created` event.
+// `If-Match` and `Idempotency-Key` work as elsewhere. A connector as a read returns it
+// is accepted as a body: its `id`, `error` and `deletedAt` are ignored, and a
+// `version` (the EVSE's) is a precondition as `If-Match` is. The answer is 201 with
+// the whole EVSE and its new `ETag`; the change produces an `evse.connector.created`
+// event.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11337,9 +11518,15 @@ func (c *ClientWithResponses) DeleteConnectorWithResponse(ctx context.Context, u
 // violation is answered with 400 `invalid_connector` naming both values.
 //
 // A deleted connector (one with `deletedAt`) cannot be updated: 409
-// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read to update
-// only if the EVSE is unchanged since; a mismatch is answered with 412 and nothing
-// is changed. The answer is the whole EVSE after the update, with its new `ETag`.
+// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read, or the
+// read's `version` (the EVSE's) in the body, to update only if the EVSE is unchanged
+// since; a mismatch is answered with 412 and nothing is changed. The answer is the
+// whole EVSE after the update, with its new `ETag`.
+//
+// The connector as a read returns it is accepted as a body too (see "Writing back
+// what you read"): `id` must be the path's `connectorId`, `error` and `deletedAt` are
+// ignored, and `powerType` and `tariffIds`, which this operation does not change, must
+// be as the connector has them (400 `invalid_body` naming the field otherwise).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11369,9 +11556,15 @@ func (c *ClientWithResponses) UpdateConnectorWithBodyWithResponse(ctx context.Co
 // violation is answered with 400 `invalid_connector` naming both values.
 //
 // A deleted connector (one with `deletedAt`) cannot be updated: 409
-// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read to update
-// only if the EVSE is unchanged since; a mismatch is answered with 412 and nothing
-// is changed. The answer is the whole EVSE after the update, with its new `ETag`.
+// `connector_deleted`. Send `If-Match` with the `ETag` from a previous read, or the
+// read's `version` (the EVSE's) in the body, to update only if the EVSE is unchanged
+// since; a mismatch is answered with 412 and nothing is changed. The answer is the
+// whole EVSE after the update, with its new `ETag`.
+//
+// The connector as a read returns it is accepted as a body too (see "Writing back
+// what you read"): `id` must be the path's `connectorId`, `error` and `deletedAt` are
+// ignored, and `powerType` and `tariffIds`, which this operation does not change, must
+// be as the connector has them (400 `invalid_body` naming the field otherwise).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17719,6 +17912,13 @@ func ParsePutLocationResponse(rsp *http.Response) (*PutLocationResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17919,6 +18119,37 @@ func ParsePutLocationResponse(rsp *http.Response) (*PutLocationResponse, error) 
 			headers.XRequestId = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers PutLocationResponse412Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers PutLocationResponse413Headers
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {

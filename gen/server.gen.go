@@ -5707,6 +5707,32 @@ func (response PutLocation409JSONResponse) VisitPutLocationResponse(w http.Respo
 	return err
 }
 
+type PutLocation412JSONResponse struct{ PreconditionFailedJSONResponse }
+
+func (response PutLocation412JSONResponse) VisitPutLocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	if response.Headers.XRequestId != nil {
+		w.Header().Set("X-Request-Id", fmt.Sprint(*response.Headers.XRequestId))
+	}
+	w.WriteHeader(412)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutLocation413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response PutLocation413JSONResponse) VisitPutLocationResponse(w http.ResponseWriter) error {

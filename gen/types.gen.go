@@ -530,10 +530,23 @@ type Connector struct {
 // ConnectorCreate A connector to add to an EVSE (`POST /v2/evses/{uid}/connectors`); the service
 // assigns its `id`. The connector rules of `updateConnector` apply.
 type ConnectorCreate struct {
+	// DeletedAt Computed by the service; accepted as a read returns it, and ignored.
+	//
+	// Example: 2026-10-01T08:00:00.000000Z
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+
+	// Error Reported by the charge box; accepted as a read returns it, and ignored.
+	Error *ConnectorStatus `json:"error,omitempty"`
+
 	// Format Whether the connector is a socket (the driver brings a cable) or has a fixed cable. DC standards are always CABLE.
 	//
 	// Example: SOCKET
 	Format ConnectorFormat `json:"format"`
+
+	// Id The `id` of the connector the body was read from; ignored (the service assigns the new one's).
+	//
+	// Example: 1
+	Id *int64 `json:"id,omitempty"`
 
 	// MaxAmperage Maximum current output, in A (greater than 0, at most 3000).
 	//
@@ -566,6 +579,13 @@ type ConnectorCreate struct {
 	//
 	// Example: ["DC-FAST"]
 	TariffIds *[]string `json:"tariffIds,omitempty"`
+
+	// Version A precondition, as `If-Match` is: the EVSE must be at this version (the `version`
+	// of a read), otherwise the answer is 412 `precondition_failed` and nothing changes.
+	//
+	//
+	// Example: 7
+	Version *int64 `json:"version,omitempty"`
 }
 
 // ConnectorErrorCode Error code reported by the charge box (OCPP 1.6 ChargePointErrorCode).
@@ -581,6 +601,14 @@ type ConnectorFormat string
 // ConnectorInput A connector of a new EVSE (`POST /v2/evses`): a `ConnectorCreate` with its `id`. The
 // ids of one EVSE are 1..n for n connectors.
 type ConnectorInput struct {
+	// DeletedAt Computed by the service; accepted as a read returns it, and ignored.
+	//
+	// Example: 2026-10-01T08:00:00.000000Z
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+
+	// Error Reported by the charge box; accepted as a read returns it, and ignored.
+	Error *ConnectorStatus `json:"error,omitempty"`
+
 	// Format Whether the connector is a socket (the driver brings a cable) or has a fixed cable. DC standards are always CABLE.
 	//
 	// Example: SOCKET
@@ -627,10 +655,23 @@ type ConnectorInput struct {
 // ConnectorPatch The connector fields to change. At least one field is required; absent fields keep
 // their value; unknown fields, `null` values and a field given twice are rejected.
 type ConnectorPatch struct {
+	// DeletedAt Computed by the service; accepted as a read returns it, and ignored.
+	//
+	// Example: 2026-10-01T08:00:00.000000Z
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+
+	// Error Reported by the charge box; accepted as a read returns it, and ignored.
+	Error *ConnectorStatus `json:"error,omitempty"`
+
 	// Format Whether the connector is a socket (the driver brings a cable) or has a fixed cable. DC standards are always CABLE.
 	//
 	// Example: SOCKET
 	Format *ConnectorFormat `json:"format,omitempty"`
+
+	// Id Accepted as a read returns it; must be the path's `connectorId`.
+	//
+	// Example: 1
+	Id *int64 `json:"id,omitempty"`
 
 	// MaxAmperage Maximum current output, in A (greater than 0, at most 3000).
 	//
@@ -647,12 +688,27 @@ type ConnectorPatch struct {
 	// Example: 920
 	MaxVoltage *float64 `json:"maxVoltage,omitempty"`
 
+	// PowerType Not changed by this operation; accepted when it is the connector's.
+	PowerType *PowerType `json:"powerType,omitempty"`
+
 	// Standard Plug standard. DC standards: CHADEMO, IEC_62196_T1_COMBO, IEC_62196_T2_COMBO,
 	// GBT_DC. AC standards: IEC_62196_T1, IEC_62196_T2, GBT_AC.
 	//
 	//
 	// Example: IEC_62196_T2
 	Standard *ConnectorStandard `json:"standard,omitempty"`
+
+	// TariffIds Not changed by this operation; accepted when they are the connector's, in the same order.
+	//
+	// Example: ["DC-FAST"]
+	TariffIds *[]string `json:"tariffIds,omitempty"`
+
+	// Version A precondition, as `If-Match` is: the EVSE must be at this version (the `version`
+	// of a read), otherwise the answer is 412 `precondition_failed` and nothing changes.
+	//
+	//
+	// Example: 7
+	Version *int64 `json:"version,omitempty"`
 }
 
 // ConnectorStandard Plug standard. DC standards: CHADEMO, IEC_62196_T1_COMBO, IEC_62196_T2_COMBO,
@@ -875,6 +931,11 @@ type EVSECreate struct {
 	// Example: DE*ABC*E2001*1
 	EvseId string `json:"evseId"`
 
+	// LastUpdated Computed by the service; accepted as a read returns it, and ignored.
+	//
+	// Example: 2026-11-01T10:00:00.000000Z
+	LastUpdated *time.Time `json:"lastUpdated,omitempty"`
+
 	// LocationId Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
 	//
 	// Example: LOC-0001
@@ -897,6 +958,16 @@ type EVSECreate struct {
 	//
 	// Example: AVAILABLE
 	Status *EvseStatus `json:"status,omitempty"`
+
+	// Uid The `uid` of the EVSE the body was read from; ignored (the service assigns the new EVSE's).
+	//
+	// Example: 1001
+	Uid *int64 `json:"uid,omitempty"`
+
+	// Version The `version` of the EVSE the body was read from; ignored (a new EVSE starts at 1).
+	//
+	// Example: 3
+	Version *int64 `json:"version,omitempty"`
 }
 
 // EVSEPatch The EVSE fields the operator changes (`PATCH /v2/evses/{uid}`). At least one field;
@@ -906,6 +977,20 @@ type EVSEPatch struct {
 	//
 	// Example: 602
 	ChargeboxId *int64 `json:"chargeboxId,omitempty"`
+
+	// Connectors Not changed by this operation (the connector operations change them); accepted
+	// when they are the EVSE's, compared in the fields a client sets.
+	Connectors *[]Connector `json:"connectors,omitempty"`
+
+	// EvseId Not changed by this operation; accepted when it is the EVSE's.
+	//
+	// Example: DE*ABC*E1001*1
+	EvseId *string `json:"evseId,omitempty"`
+
+	// LastUpdated Computed by the service; accepted as a read returns it, and ignored.
+	//
+	// Example: 2026-11-01T10:00:00.000000Z
+	LastUpdated *time.Time `json:"lastUpdated,omitempty"`
 
 	// LocationId Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
 	//
@@ -929,6 +1014,18 @@ type EVSEPatch struct {
 	//
 	// Example: AVAILABLE
 	Status *EvseStatus `json:"status,omitempty"`
+
+	// Uid Accepted as a read returns it; must be the path's `uid`.
+	//
+	// Example: 1001
+	Uid *int64 `json:"uid,omitempty"`
+
+	// Version A precondition, as `If-Match` is: the EVSE must be at this version (the `version`
+	// of a read), otherwise the answer is 412 `precondition_failed` and nothing changes.
+	//
+	//
+	// Example: 7
+	Version *int64 `json:"version,omitempty"`
 }
 
 // Error The body of every 4xx and 5xx answer.
@@ -1429,10 +1526,25 @@ type LocationInput struct {
 	// Example: DEU
 	Country string `json:"country"`
 
+	// DeletedAt Computed by the service; accepted as a read returns it, and ignored.
+	//
+	// Example: 2026-10-01T08:00:00.000000Z
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+
+	// EvseUids Computed by the service; accepted as a read returns it, and ignored.
+	//
+	// Example: [1001,1002]
+	EvseUids *[]int64 `json:"evseUids,omitempty"`
+
 	// Id Identifier of a location (letters, digits, `-` and `_`, at most 36 characters).
 	//
 	// Example: LOC-0001
 	Id *LocationId `json:"id,omitempty"`
+
+	// LastUpdated Computed by the service; accepted as a read returns it, and ignored.
+	//
+	// Example: 2026-11-01T10:00:00.000000Z
+	LastUpdated *time.Time `json:"lastUpdated,omitempty"`
 
 	// Name Display name of the location.
 	//
@@ -1448,6 +1560,13 @@ type LocationInput struct {
 	//
 	// Example: Europe/Berlin
 	TimeZone string `json:"timeZone"`
+
+	// Version A precondition, as `If-Match` is: the location must be at this version (the `version`
+	// of a read), otherwise the answer is 412 `precondition_failed` and nothing changes.
+	//
+	//
+	// Example: 7
+	Version *int64 `json:"version,omitempty"`
 }
 
 // LocationPage One page of locations.

@@ -324,6 +324,9 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor st
 		if err != nil {
 			return err
 		}
+		if !ok && l.IfVersion != 0 {
+			return l.CheckVersion(nil)
+		}
 		if !ok {
 			tag, err := tx.Exec(ctx, `INSERT INTO locations (id, name, address, city, postal_code, country, latitude, longitude, `+
 				`time_zone, last_updated, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1) ON CONFLICT (id) DO NOTHING`,
@@ -344,17 +347,20 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor st
 		typ := chargenet.EventLocationCreated
 		if created {
 			out = *l
-			out.EvseUIDs, out.LastUpdated, out.Version, out.DeletedAt = []int64{}, now, 1, nil
+			out.EvseUIDs, out.LastUpdated, out.Version, out.DeletedAt, out.IfVersion = []int64{}, now, 1, nil, 0
 		} else {
 			if cur.DeletedAt != nil {
 				return chargenet.LocationDeleted(l.ID, *cur.DeletedAt)
+			}
+			if err := l.CheckVersion(&cur); err != nil {
+				return err
 			}
 			if cur.SameFields(l) {
 				out = cur
 				return nil
 			}
 			out = *l
-			out.EvseUIDs, out.LastUpdated, out.Version, out.DeletedAt = cur.EvseUIDs, cur.LastUpdated, cur.Version, nil
+			out.EvseUIDs, out.LastUpdated, out.Version, out.DeletedAt, out.IfVersion = cur.EvseUIDs, cur.LastUpdated, cur.Version, nil, 0
 			out.Touch(now)
 			if _, err := tx.Exec(ctx, `UPDATE locations SET name = $2, address = $3, city = $4, postal_code = $5, country = $6, `+
 				`latitude = $7, longitude = $8, time_zone = $9, last_updated = $10, version = $11 WHERE id = $1`,

@@ -10,6 +10,12 @@ func patchFromAPI(p *gen.ConnectorPatch) chargenet.ConnectorPatch {
 		MaxElectricPower: p.MaxElectricPower,
 		MaxAmperage:      p.MaxAmperage,
 		MaxVoltage:       p.MaxVoltage,
+		IfVersion:        derefInt(p.Version),
+		TariffIDs:        p.TariffIds,
+	}
+	if p.PowerType != nil {
+		pt := chargenet.PowerType(*p.PowerType)
+		out.PowerType = &pt
 	}
 	if p.Standard != nil {
 		s := chargenet.Standard(*p.Standard)

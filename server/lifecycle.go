@@ -39,6 +39,7 @@ func (s *lifecycle) PutLocation(ctx context.Context, req gen.PutLocationRequestO
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "id", "id %q in the body differs from %q in the path", *req.Body.Id, req.Id)
 	}
 	l := locationFromInput(req.Id, req.Body)
+	l.IfVersion = derefInt(req.Body.Version) // the rest a read carries is computed: ignored
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
@@ -99,10 +100,17 @@ func (s *lifecycle) UpdateEvse(ctx context.Context, req gen.UpdateEvseRequestObj
 	if req.Body == nil {
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
-	patch := chargenet.EVSEPatch{ChargeboxID: req.Body.ChargeboxId, LocationID: req.Body.LocationId}
+	if req.Body.Uid != nil && *req.Body.Uid != req.Uid {
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "uid", "uid %d in the body differs from %d in the path", *req.Body.Uid, req.Uid)
+	}
+	patch := chargenet.EVSEPatch{ChargeboxID: req.Body.ChargeboxId, LocationID: req.Body.LocationId,
+		IfVersion: derefInt(req.Body.Version), EvseID: req.Body.EvseId}
 	if req.Body.Status != nil {
 		st := chargenet.EvseStatus(*req.Body.Status)
 		patch.Status = &st
+	}
+	if req.Body.Connectors != nil {
+		patch.Connectors = wire.ParseEVSE(&gen.EVSE{Connectors: *req.Body.Connectors}).Connectors
 	}
 	now := chargenet.Stamp(s.now()) // as every store keeps times
 	var before chargenet.EvseStatus
@@ -137,13 +145,17 @@ func (s *lifecycle) CreateConnector(ctx context.Context, req gen.CreateConnector
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
 	c := connectorFromCreate(req.Body)
+	ifVersion := derefInt(req.Body.Version)
 	idem := idempotency(ctx, func(created any) ([]byte, error) {
 		r := createdConnector(created.(*chargenet.EVSE))
 		return keptAnswer(http.StatusCreated, r.Body, map[string]string{"ETag": *r.Headers.ETag})
 	})
 	now := chargenet.Stamp(s.now()) // as every store keeps times
 	e, err := s.store.ChangeEVSE(ctx, req.Uid, func(e *chargenet.EVSE) ([]chargenet.Event, error) {
-		return e.AddConnector(c, deref(req.Params.IfMatch), now)
+		if err := e.CheckPreconditions(deref(req.Params.IfMatch), ifVersion); err != nil {
+			return nil, err
+		}
+		return e.AddConnector(c, "", now)
 	}, idem, actor(ctx), now)
 	if err != nil {
 		return nil, err
@@ -192,6 +204,13 @@ func connectorFromCreate(c *gen.ConnectorCreate) chargenet.Connector {
 	return chargenet.Connector{Standard: chargenet.Standard(c.Standard), Format: chargenet.Format(c.Format),
 		PowerType: chargenet.PowerType(c.PowerType), MaxElectricPower: c.MaxElectricPower, MaxAmperage: c.MaxAmperage,
 		MaxVoltage: c.MaxVoltage, TariffIDs: derefSlice(c.TariffIds)}
+}
+
+func derefInt(v *int64) int64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }
 
 func derefSlice(s *[]string) []string {

@@ -382,6 +382,9 @@ func (s *inventory) UpdateConnector(ctx context.Context, req gen.UpdateConnector
 	if req.Body == nil { // the validator requires a body; this guards a misconfiguration
 		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "", "request body is required")
 	}
+	if req.Body.Id != nil && *req.Body.Id != req.ConnectorId {
+		return nil, newError(http.StatusBadRequest, chargenet.CodeInvalidBody, "id", "id %d in the body differs from connectorId %d in the path", *req.Body.Id, req.ConnectorId)
+	}
 	e, err := s.store.UpdateConnector(ctx, req.Uid, req.ConnectorId, patchFromAPI(req.Body), deref(req.Params.IfMatch), actor(ctx), s.now().UTC())
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -74,6 +75,7 @@ func (v *env) do(method, path, body string, headers ...string) *httptest.Respons
 func (v *env) exchange(method, path, body string, headers ...string) (*http.Request, *httptest.ResponseRecorder) {
 	v.t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -258,8 +258,13 @@ func (s *Store) PutLocation(ctx context.Context, l *chargenet.Location, actor st
 		if err != nil {
 			return err
 		}
+		if old == nil || old.DeletedAt == nil { // a deleted location is location_deleted
+			if err := l.CheckVersion(old); err != nil {
+				return err
+			}
+		}
 		next := *l
-		next.LastUpdated, next.Version, next.DeletedAt, next.EvseUIDs = chargenet.Stamp(now), 1, nil, []int64{}
+		next.LastUpdated, next.Version, next.DeletedAt, next.EvseUIDs, next.IfVersion = chargenet.Stamp(now), 1, nil, []int64{}, 0
 		typ := chargenet.EventLocationCreated
 		switch {
 		case old == nil:

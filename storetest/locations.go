@@ -90,6 +90,15 @@ func testPutLocation(t *testing.T, open Opener) {
 			event: chargenet.EventLocationUpdated, uids: []int64{},
 		},
 		{
+			name: "replace at the version it holds",
+			put: func(inv *chargenet.Inventory) chargenet.Location {
+				l := byID(inv, "LOC-0001")
+				l.Name, l.IfVersion = "Renamed", l.Version
+				return l
+			},
+			event: chargenet.EventLocationUpdated, uids: []int64{1001, 1002},
+		},
+		{
 			name: "same fields",
 			put: func(inv *chargenet.Inventory) chargenet.Location {
 				l := byID(inv, "LOC-0001")
@@ -110,7 +119,7 @@ func testPutLocation(t *testing.T, open Opener) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.created, created)
 			want := l
-			want.EvseUIDs, want.LastUpdated, want.Version, want.DeletedAt = tt.uids, at, 1, nil
+			want.EvseUIDs, want.LastUpdated, want.Version, want.DeletedAt, want.IfVersion = tt.uids, at, 1, nil, 0
 			if !tt.created {
 				stored := byID(inv, l.ID)
 				want.Version = stored.Version + 1
@@ -151,6 +160,37 @@ func testPutLocation(t *testing.T, open Opener) {
 		}
 		assert.Equal(t, stored, location(t, s, "LOC-0120"), "unchanged")
 		assert.Equal(t, before, takeSnapshot(t, s))
+		assert.Empty(t, recorded(t, s))
+	})
+
+	t.Run("a version it does not hold", func(t *testing.T) {
+		s, inv := demoStore(t, open)
+		subscribeAll(t, s)
+		_, err := s.DeleteLocation(t.Context(), "LOC-0120", "", now())
+		require.NoError(t, err)
+		recorded(t, s)
+		before := takeSnapshot(t, s)
+		stale := byID(inv, "LOC-0001")
+		stale.Name, stale.IfVersion = "Renamed", stale.Version+1
+		missing := newLocation("NEW-1", yesterday)
+		missing.IfVersion = 1
+		deleted := byID(inv, "LOC-0120")
+		deleted.IfVersion = deleted.Version
+		for _, tt := range []struct {
+			l           chargenet.Location
+			kind        error
+			code, param string
+		}{
+			{stale, chargenet.ErrPreconditionFailed, chargenet.CodePreconditionFailed, "version"},
+			{missing, chargenet.ErrPreconditionFailed, chargenet.CodePreconditionFailed, "version"},
+			{deleted, chargenet.ErrConflict, chargenet.CodeLocationDeleted, "id"},
+		} {
+			got, created, err := s.PutLocation(t.Context(), &tt.l, "", now())
+			assert.Nil(t, got, tt.l.ID)
+			assert.False(t, created, tt.l.ID)
+			requireError(t, err, tt.kind, tt.code, tt.param)
+		}
+		assert.Equal(t, before, takeSnapshot(t, s), "nothing written")
 		assert.Empty(t, recorded(t, s))
 	})
 

@@ -113,7 +113,7 @@ func parseExpiry(s string, now time.Time) (time.Time, error) {
 	return at, nil
 }
 
-func apikey(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func apikey(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, clock func() time.Time) error {
 	if len(args) == 0 || !strings.Contains(" create rotate list revoke ", " "+args[0]+" ") {
 		return fmt.Errorf("%w: apikey needs a subcommand: create, rotate, list or revoke", errUsage)
 	}
@@ -126,7 +126,7 @@ func apikey(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		return err
 	}
-	now := time.Now().UTC().Truncate(time.Second)
+	now := clock().UTC().Truncate(time.Second)
 	switch {
 	case cmd == "revoke" && fs.NArg() != 1:
 		return fmt.Errorf("%w: apikey revoke needs exactly one NAME", errUsage)

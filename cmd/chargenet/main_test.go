@@ -69,12 +69,18 @@ type serving struct {
 
 func startServe(t *testing.T, vars map[string]string, args ...string) *serving {
 	t.Helper()
+	return startServeClock(t, vars, time.Now, args...)
+}
+
+// startServeClock is startServe with the server reading the clock now.
+func startServeClock(t *testing.T, vars map[string]string, now func() time.Time, args ...string) *serving {
+	t.Helper()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"chargenet", "serve", "--addr", addr}, args...), env(vars), out, out)
+		done <- runClock(ctx, append([]string{"chargenet", "serve", "--addr", addr}, args...), env(vars), out, out, now)
 	}()
 	base := "http://" + addr
 	require.Eventually(t, func() bool {
@@ -433,16 +439,36 @@ func TestEventRetentionConfig(t *testing.T) {
 	}
 }
 
+// testClock is a clock that moves only when the test moves it.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
 // TestAPIKeyLifecycleCommands creates a key with scopes, an expiry and a rate limit,
 // lists it, rotates it with and without an overlap, and checks each against a running
-// server.
+// server. The commands and the server read one clock that the test moves, so that a key
+// expires when the test says, however slow the machine.
 func TestAPIKeyLifecycleCommands(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chargenet.db")
 	vars := map[string]string{"CHARGENET_DATABASE": "sqlite:" + path}
+	clock := &testClock{t: time.Now().UTC().Truncate(time.Second)}
 	apikey := func(args ...string) string {
 		t.Helper()
 		var out, errOut bytes.Buffer
-		require.NoError(t, run(context.Background(), append([]string{"chargenet", "apikey"}, args...), env(vars), &out, &errOut), errOut.String())
+		require.NoError(t, runClock(context.Background(), append([]string{"chargenet", "apikey"}, args...), env(vars), &out, &errOut, clock.now), errOut.String())
 		return out.String()
 	}
 	lastLine := func(s string) string {
@@ -472,10 +498,12 @@ func TestAPIKeyLifecycleCommands(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)
 	}
-	s := startServe(t, vars)
-	status, _ := get(s, reader, "/v1/locations")
+	s := startServeClock(t, vars, clock.now)
+	status, body := get(s, short, "/v1/locations")
+	assert.Equal(t, 200, status, "the short-lived key works until it expires: %s", body)
+	status, _ = get(s, reader, "/v1/locations")
 	assert.Equal(t, 200, status, "the key reads")
-	status, body := get(s, reader, "/emsp/v1/events")
+	status, body = get(s, reader, "/emsp/v1/events")
 	assert.Equal(t, 403, status)
 	assert.Contains(t, body, `"scope":"events:read"`, "it holds no other scope")
 	status, _ = get(s, reader, "/v1/locations")
@@ -483,10 +511,10 @@ func TestAPIKeyLifecycleCommands(t *testing.T) {
 	status, body = get(s, reader, "/v1/locations")
 	assert.Equal(t, 429, status, "its own rate limit: 2 per minute (the refusal of the scope did not count)")
 	assert.Contains(t, body, "rate_limited")
-	require.Eventually(t, func() bool {
-		status, body := get(s, short, "/v1/locations")
-		return status == 403 && strings.Contains(body, `"code":"key_expired"`)
-	}, 10*time.Second, 200*time.Millisecond, "the short-lived key expires")
+	clock.advance(2 * time.Second)
+	status, body = get(s, short, "/v1/locations")
+	assert.Equal(t, 403, status, "the short-lived key expires 2 s after its creation")
+	assert.Contains(t, body, `"code":"key_expired"`)
 	require.NoError(t, s.stop(), "stopping writes the uses noted")
 
 	list = apikey("list")
@@ -494,15 +522,15 @@ func TestAPIKeyLifecycleCommands(t *testing.T) {
 	assert.Regexp(t, `(?m)^short-lived .*\(expired\)`, list)
 
 	var out, errOut bytes.Buffer
-	require.NoError(t, run(context.Background(), []string{"chargenet", "apikey", "rotate", "--name", "emsp-acme", "--overlap", "1h"},
-		env(vars), &out, &errOut))
+	require.NoError(t, runClock(context.Background(), []string{"chargenet", "apikey", "rotate", "--name", "emsp-acme", "--overlap", "1h"},
+		env(vars), &out, &errOut, clock.now))
 	rotated := lastLine(out.String())
 	require.Regexp(t, `^cn_[A-Za-z0-9_-]{43}$`, rotated, "the new key alone on the last line")
 	assert.Equal(t, rotated, strings.TrimSpace(out.String()), "stdout holds the key alone")
 	assert.Contains(t, errOut.String(), "old secret works until")
 	assert.Regexp(t, `(?m)^emsp-acme .* \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`, apikey("list"), "the overlap shows")
 
-	s = startServe(t, vars)
+	s = startServeClock(t, vars, clock.now)
 	status, _ = get(s, rotated, "/v1/locations")
 	assert.Equal(t, 200, status, "the new secret works")
 	status, _ = get(s, reader, "/v1/locations")
@@ -510,7 +538,8 @@ func TestAPIKeyLifecycleCommands(t *testing.T) {
 	require.NoError(t, s.stop())
 
 	third := lastLine(apikey("rotate", "--name", "emsp-acme", "--overlap", "0s"))
-	s = startServe(t, vars)
+	clock.advance(time.Second)
+	s = startServeClock(t, vars, clock.now)
 	status, body = get(s, rotated, "/v1/locations")
 	assert.Equal(t, 403, status, "no overlap: the replaced secret stops at once")
 	assert.Contains(t, body, `"code":"key_expired"`)

@@ -61,6 +61,13 @@ Run "chargenet COMMAND -h" for the flags of a command.
 // run is the whole program: main only supplies the process's arguments, environment and
 // streams, so tests call run exactly as a user calls the binary.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return runClock(ctx, args, getenv, stdout, stderr, time.Now)
+}
+
+// runClock is run with the clock that serve and apikey read (the server's requests, key
+// expiry, rate limits; a key's creation, expiry and overlap): tests pass their own to
+// decide when a key expires instead of waiting for it.
+func runClock(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, now func() time.Time) error {
 	if len(args) < 2 {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("%w: missing command", errUsage)
@@ -68,7 +75,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cmd, rest := args[1], args[2:]
 	switch cmd {
 	case "serve":
-		return serve(ctx, rest, getenv, stdout, stderr)
+		return serve(ctx, rest, getenv, stdout, stderr, now)
 	case "import":
 		return importCmd(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
@@ -76,7 +83,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "backup":
 		return backup(ctx, rest, getenv, stdout, stderr)
 	case "apikey":
-		return apikey(ctx, rest, getenv, stdout, stderr)
+		return apikey(ctx, rest, getenv, stdout, stderr, now)
 	case "ocpi":
 		return ocpiCmd(ctx, rest, getenv, stdout, stderr)
 	case "chargebox":
@@ -170,7 +177,7 @@ func tuneGC(getenv func(string) string) {
 	debug.SetMemoryLimit(gcMemoryLimit)
 }
 
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, now func() time.Time) error {
 	cfg, _, err := parse("serve", args, getenv, stderr, true, nil)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -319,6 +326,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Readiness:             readiness,
 		OCPI:                  ocpiHTTP,
 		Intake:                in,
+		Now:                   now,
 	})
 	if err != nil {
 		return err
