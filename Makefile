@@ -12,7 +12,7 @@ export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
 OASDIFF_VERSION := v1.37.0
 GOLANGCI_VERSION := v2.15.0
-RELEASED_SPEC := openapi/released/2.13.0.yaml
+RELEASED_SPEC := openapi/released/2.14.0.yaml
 OCPI_RELEASED_SPEC := openapi/released/ocpi-2.2.1/1.0.0.yaml
 DEV_KEY ?= dev-key-change-me-0123456789
 ADDR ?= 127.0.0.1:8080
