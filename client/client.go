@@ -20,7 +20,7 @@ const Version = "0.1.0"
 
 // APIVersion is the version of the API contract (openapi/openapi.yaml) this client was
 // built against.
-const APIVersion = "2.14.0"
+const APIVersion = "2.15.0"
 
 // DefaultTimeout bounds each attempt of a request when the client was made without
 // WithHTTPClient.
