@@ -26,7 +26,7 @@ func TestCheckLastRelease(t *testing.T) {
 		{"an event-type catalogue the release describes", http.MethodGet, "/emsp/v1/webhooks/event_types", 200, `{"event_types": []}`, false},
 		{"an EVSE without the fields the release requires", http.MethodGet, "/v2/evses/1001", 200, `{"uid": 1001}`, true},
 		{"a status the release does not document", http.MethodGet, "/v2/evses/1001", 418, `{"message": "x"}`, true},
-		{"an operation added since", http.MethodGet, "/admin/v1/keys", 200, `{}`, false},
+		{"an operation added since", http.MethodGet, "/v1/tariffs", 200, `{}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
