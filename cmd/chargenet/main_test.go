@@ -83,14 +83,25 @@ func startServeClock(t *testing.T, vars map[string]string, now func() time.Time,
 		done <- runClock(ctx, append([]string{"chargenet", "serve", "--addr", addr}, args...), env(vars), out, out, now)
 	}()
 	base := "http://" + addr
-	require.Eventually(t, func() bool {
+	// Wait for the server to answer, or for it to stop: a race-built serve on a busy
+	// machine takes seconds to come up, and a fixed short bound failed there.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
 		res, err := http.Get(base + "/healthz")
-		if err != nil {
-			return false
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				break
+			}
 		}
-		res.Body.Close()
-		return res.StatusCode == 200
-	}, 10*time.Second, 20*time.Millisecond, "server did not come up: %s", out.String())
+		select {
+		case err := <-done:
+			cancel()
+			require.FailNow(t, "serve stopped before it answered", "error: %v\n%s", err, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "server did not come up: %s", out.String())
+	}
 	var once sync.Once
 	var runErr error
 	s := &serving{base: base, out: out, stop: func() error {
