@@ -432,6 +432,10 @@ func TestPushes(t *testing.T) {
 		require.NoError(t, err)
 		_, _, err = cn.rest.DeleteConnector(ctx, e.UID, 1)
 		require.NoError(t, err)
+		// A push carries the object as it is when it is sent: let the EVSE's pushes go
+		// while its location exists, or a slow dispatcher (a busy machine) finds it
+		// deleted and PUTs the whole Location instead.
+		cn.waitPushed(t, time.Minute)
 		renamed := newLoc
 		renamed.ID, renamed.Name = "LOC-0002", "Renamed Hub"
 		_, _, err = cn.rest.PutLocation(ctx, renamed)
@@ -441,7 +445,7 @@ func TestPushes(t *testing.T) {
 		_, err = cn.rest.DeleteLocation(ctx, "LOC-NEW")
 		require.NoError(t, err)
 
-		cn.waitPushed(t, 20*time.Second)
+		cn.waitPushed(t, time.Minute)
 		held := sim.Locations()
 		for _, id := range []string{"LOC-NEW", "LOC-0001", "LOC-0002"} {
 			require.Contains(t, held, id)
@@ -512,7 +516,7 @@ func TestPushesOutage(t *testing.T) {
 		assert.Positive(t, stats.PendingPushes, "the failing partner's pushes wait")
 
 		bad.SetFailure(ocpitest.Healthy)
-		cn.waitPushed(t, 20*time.Second)
+		cn.waitPushed(t, time.Minute)
 		for _, id := range []string{"LOC-0001", "LOC-0002", "LOC-0003"} {
 			want, ok := good.Locations()[id]
 			require.True(t, ok, id)
