@@ -238,8 +238,10 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Metrics != nil {
 		validate = append([]echo.MiddlewareFunc{countRefusals(cfg.Metrics)}, validate...)
 	}
-	api := e.Group("", validate...)
-	gen.RegisterHandlers(api, gen.NewStrictHandler(s, nil))
+	gen.RegisterHandlers(applied{e, validate}, gen.NewStrictHandler(s, nil))
+	// What a group with validate would route to its own 404 (see echo.Group.Use): the
+	// path "/" (every other path is the notFound below).
+	e.RouteNotFound("", apply(echo.NotFoundHandler, validate))
 	if cfg.OCPI != nil {
 		if err := mount(e, ocpiPrefix, cfg.OCPI, bodyLimitMiddleware(cfg.BodyLimit), o); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
