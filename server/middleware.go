@@ -16,7 +16,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// HeaderRequestID carries the request id on every response.
+// HeaderRequestID carries the request id on every response. It is written in canonical
+// form (textproto.CanonicalMIMEHeaderKey), so that the response header can be set and
+// read by it as a map key.
 const HeaderRequestID = "X-Request-Id"
 
 var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
@@ -36,7 +38,7 @@ func requestIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			id = idEncoding.EncodeToString(b[:])
 		}
-		c.Response().Header().Set(HeaderRequestID, id)
+		c.Response().Header()[HeaderRequestID] = []string{id} // Set, the name being canonical already
 		return next(c)
 	}
 }
@@ -55,9 +57,13 @@ func validRequestID(s string) bool {
 	return true
 }
 
-// requestID returns the request's id, as requestIDMiddleware set it on the response.
+// requestID returns the request's id, as requestIDMiddleware set it on the response:
+// Header.Get, without canonicalizing HeaderRequestID, which is canonical already.
 func requestID(c echo.Context) string {
-	return c.Response().Header().Get(HeaderRequestID)
+	if v := c.Response().Header()[HeaderRequestID]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // recoverMiddleware turns a panic into a 500 with the contract's body; the log keeps
