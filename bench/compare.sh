@@ -14,6 +14,10 @@
 #
 #   OLD=c0ae642 NEW=. ROUNDS=5 DURATION=5s CONNS=32 ROWS="patch patch_spread status" PG=1 bench/compare.sh
 #
+# CEILING=1 adds bench/ceiling, the bare Echo server answering the new tree's bytes,
+# beside the evse and locations rows on SQLite (in each round before the trees in odd
+# rounds, after them in even ones), and a table of each tree's rate against it.
+#
 # SERVE_ARGS adds flags to both servers (for example --read-cache-mb 0). STORES=pg (with
 # PG=1) measures only PostgreSQL.
 #
@@ -29,6 +33,7 @@ PG=${PG:-0}
 ONLY=${STORES:-}
 WRITE_RATE=${WRITE_RATE:-1000}
 SERVE_ARGS=${SERVE_ARGS:-}
+CEILING=${CEILING:-0}
 need_wrk
 
 # tree_bin REV NAME: builds ./cmd/chargenet of REV into $OUT/bin/chargenet-NAME.
@@ -47,6 +52,7 @@ say "building the old tree ($OLD) and the new one ($NEW)"
 tree_bin "$OLD" old
 tree_bin "$NEW" new
 (cd "$ROOT" && go build -o "$OUT/bin/tool" ./bench/tool) || die "building bench/tool failed"
+[[ $CEILING == 1 ]] && { (cd "$ROOT" && go build -o "$OUT/bin/ceiling" ./bench/ceiling) || die "building bench/ceiling failed"; }
 
 declare -A URL PID INGEST
 # start TREE STORE DATABASE: the tree's server on DATABASE with the demo inventory (each
@@ -78,6 +84,19 @@ if [[ $PG == 1 ]]; then
 	STORES="sqlite pg"
 fi
 [[ -n $ONLY ]] && STORES=$ONLY
+CEIL=""
+if [[ $CEILING == 1 ]]; then
+	CAP=$OUT/compare-captured
+	mkdir -p "$CAP"
+	for f in event_types:/emsp/v1/webhooks/event_types locations:/v1/locations?limit=25 locations_deep:/v1/locations?limit=25 evse:/v2/evses/1002; do
+		curl -fsS -H "Authorization: Bearer $BENCH_KEY" "${URL[new-sqlite]}${f#*:}" -o "$CAP/${f%%:*}.json" || die "GET ${f#*:} failed"
+	done
+	port=$(free_port)
+	"$OUT/bin/ceiling" "127.0.0.1:$port" "$CAP" &
+	PIDS+=($!)
+	CEIL=http://127.0.0.1:$port
+	wait_http "$CEIL/v2/evses/1" 20
+fi
 
 declare -A PATHS=([evse]=/v2/evses/1002 [locations]=/v1/locations?limit=25 [evse_w]=/v2/evses/1002
 	[locations_w]=/v1/locations?limit=25 [patch]=/v2/evses/1002/connectors/1
@@ -115,8 +134,17 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	((r % 2 == 0)) && order="new old"
 	for row in $ROWS; do
 		for store in $STORES; do
-			for tree in $order; do
-				run "$row" "$store" "$tree" "$r"
+			targets=$order
+			if [[ -n $CEIL && $store == sqlite && ($row == evse || $row == locations) ]]; then
+				targets="ceiling $order"
+				((r % 2 == 0)) && targets="$order ceiling"
+			fi
+			for tree in $targets; do
+				if [[ $tree == ceiling ]]; then
+					wrk_run "$row-sqlite" ceiling "$r" "$CEIL${PATHS[$row]}" "${SCRIPTS[$row]}" "$CONNS" "$DURATION"
+				else
+					run "$row" "$store" "$tree" "$r"
+				fi
 			done
 		done
 	done
@@ -147,6 +175,25 @@ awk -F'\t' '$6 > 0 || $7 > 0 {bad = 1} END {exit bad}' "$WRITES" || die "the wri
 				}' "$RAW"
 		done
 	done
+	if [[ -n $CEIL ]]; then
+		printf '\nAgainst the ceiling (bench/ceiling answering the new tree'"'"'s bytes; each tree'"'"'s req/s over the ceiling'"'"'s in the same round):\n\n| row | old / ceiling per round | median | new / ceiling per round | median |\n|---|---|---|---|---|\n'
+		for row in evse locations; do
+			awk -F'\t' -v e="$row-sqlite" '
+				function median(a, n,   i, j, t) {
+					for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+					return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+				}
+				$1 == e { rps[$2, $3] = $4; if ($3 > rounds) rounds = $3 }
+				END {
+					if (!(("ceiling", 1) in rps)) exit
+					for (r = 1; r <= rounds; r++) {
+						o[r] = rps["old", r] / rps["ceiling", r]; n[r] = rps["new", r] / rps["ceiling", r]
+						po = po sprintf("%s%.3f", (r > 1 ? " " : ""), o[r]); pn = pn sprintf("%s%.3f", (r > 1 ? " " : ""), n[r])
+					}
+					printf "| %s | %s | %.3f | %s | %.3f |\n", e, po, median(o, rounds), pn, median(n, rounds)
+				}' "$RAW"
+		done
+	fi
 	if [[ -s $WRITES ]]; then
 		printf '\nThe writer beside the _w rows (%s writes/s asked):\n\n| row | old writes/s | new writes/s | old write p99 ms | new write p99 ms |\n|---|---|---|---|---|\n' "$WRITE_RATE"
 		awk -F'\t' '

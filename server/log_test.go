@@ -76,3 +76,9 @@ func TestRequestLogActor(t *testing.T) {
 	assert.NotContains(t, logs.String(), secret, "the log never holds a key")
 	assert.NotContains(t, logs.String(), devKey)
 }
+
+// TestHeaderRequestIDIsCanonical checks the form the server sets and reads the request
+// id header by, as a key of the header map.
+func TestHeaderRequestIDIsCanonical(t *testing.T) {
+	assert.Equal(t, http.CanonicalHeaderKey(server.HeaderRequestID), server.HeaderRequestID)
+}

@@ -16,7 +16,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// HeaderRequestID carries the request id on every response.
+// HeaderRequestID carries the request id on every response. It is written in canonical
+// form (textproto.CanonicalMIMEHeaderKey), so that the response header can be set and
+// read by it as a map key.
 const HeaderRequestID = "X-Request-Id"
 
 var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
@@ -36,7 +38,7 @@ func requestIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			id = idEncoding.EncodeToString(b[:])
 		}
-		c.Response().Header().Set(HeaderRequestID, id)
+		c.Response().Header()[HeaderRequestID] = []string{id} // Set, the name being canonical already
 		return next(c)
 	}
 }
@@ -55,9 +57,13 @@ func validRequestID(s string) bool {
 	return true
 }
 
-// requestID returns the request's id, as requestIDMiddleware set it on the response.
+// requestID returns the request's id, as requestIDMiddleware set it on the response:
+// Header.Get, without canonicalizing HeaderRequestID, which is canonical already.
 func requestID(c echo.Context) string {
-	return c.Response().Header().Get(HeaderRequestID)
+	if v := c.Response().Header()[HeaderRequestID]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // recoverMiddleware turns a panic into a 500 with the contract's body; the log keeps
@@ -155,4 +161,69 @@ func bodyLimitMiddleware(limit int64) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// applied is the gen.EchoRouter that adds each route to e with mw (and the route's own
+// middleware) applied to its handler once, when it is added. Echo applies the
+// middleware of a group or a route again for every request, a closure each.
+type applied struct {
+	e  *echo.Echo
+	mw []echo.MiddlewareFunc
+}
+
+// apply returns h inside mw, the first outermost.
+func apply(h echo.HandlerFunc, mw []echo.MiddlewareFunc) echo.HandlerFunc {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
+}
+
+func (a applied) add(method, path string, h echo.HandlerFunc, m []echo.MiddlewareFunc) *echo.Route {
+	return a.e.Add(method, path, apply(apply(h, m), a.mw))
+}
+
+// CONNECT adds a route of method CONNECT.
+func (a applied) CONNECT(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return a.add(http.MethodConnect, path, h, m)
+}
+
+// DELETE adds a route of method DELETE.
+func (a applied) DELETE(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return a.add(http.MethodDelete, path, h, m)
+}
+
+// GET adds a route of method GET.
+func (a applied) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return a.add(http.MethodGet, path, h, m)
+}
+
+// HEAD adds a route of method HEAD.
+func (a applied) HEAD(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return a.add(http.MethodHead, path, h, m)
+}
+
+// OPTIONS adds a route of method OPTIONS.
+func (a applied) OPTIONS(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return a.add(http.MethodOptions, path, h, m)
+}
+
+// PATCH adds a route of method PATCH.
+func (a applied) PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return a.add(http.MethodPatch, path, h, m)
+}
+
+// POST adds a route of method POST.
+func (a applied) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return a.add(http.MethodPost, path, h, m)
+}
+
+// PUT adds a route of method PUT.
+func (a applied) PUT(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return a.add(http.MethodPut, path, h, m)
+}
+
+// TRACE adds a route of method TRACE.
+func (a applied) TRACE(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return a.add(http.MethodTrace, path, h, m)
 }

@@ -238,8 +238,10 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Metrics != nil {
 		validate = append([]echo.MiddlewareFunc{countRefusals(cfg.Metrics)}, validate...)
 	}
-	api := e.Group("", validate...)
-	gen.RegisterHandlers(api, gen.NewStrictHandler(s, nil))
+	gen.RegisterHandlers(applied{e, validate}, gen.NewStrictHandler(s, nil))
+	// What a group with validate would route to its own 404 (see echo.Group.Use): the
+	// path "/" (every other path is the notFound below).
+	e.RouteNotFound("", apply(echo.NotFoundHandler, validate))
 	if cfg.OCPI != nil {
 		if err := mount(e, ocpiPrefix, cfg.OCPI, bodyLimitMiddleware(cfg.BodyLimit), o); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
@@ -277,7 +279,13 @@ func (r evseDoc) VisitGetEvseResponse(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("ETag", r.etag)
 	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(append(r.doc, '\n'))
+	// The line is assembled in a pooled buffer: the document is the store's, held by
+	// its cache and shared by every reader. One Write keeps the answer one piece.
+	pb := pageBuffers.Get().(*[]byte)
+	defer pageBuffers.Put(pb)
+	buf := append(append((*pb)[:0], r.doc...), '\n')
+	_, err := w.Write(buf) // copied or sent before Write returns: the buffer can be reused
+	*pb = buf
 	return err
 }
 
@@ -318,7 +326,8 @@ func (p locationDocPage) VisitListLocationsResponse(w http.ResponseWriter) error
 	return err
 }
 
-// pageBuffers holds the buffers pages are assembled in (a 25-item page is about 8 KB).
+// pageBuffers holds the buffers pages and EVSEs are assembled in (a 25-item page is
+// about 8 KB).
 var pageBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // ListEventTypes answers GET /emsp/v1/webhooks/event_types from the embedded catalogue.
